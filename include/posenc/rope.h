@@ -1,0 +1,181 @@
+// posenc/rope.h: rotary position embeddings (RoPE) applied to q and k in one call.
+//
+// Math (DESIGN.md §1). For each token at integer position p and each rotated pair i < r/2
+// (r = rotary_dim):
+//   theta   = p * inv_freq[i]            (double, one rounding)
+//   c, s    = m * cos(theta), m * sin(theta)   (m = attention factor; rounded once to f32)
+//   (x, y) -> (x*c - y*s, x*s + y*c)     forward;  inverse uses -theta.
+// Pairs are (x[i], x[i + r/2]) for PairLayout::kHalf (GPT-NeoX / HF rotate_half) and
+// (x[2i], x[2i+1]) for kInterleaved (GPT-J / Meta). Elements [r, head_dim) pass through.
+//
+// Contracts:
+// - Accuracy: each f32 output is within 2 ulp of max(|x|, |y|) of its pair of the
+//   double-precision result of posenc::reference for |p * inv_freq| <= 2^24 (tested).
+// - Reproducibility: the same inputs give bitwise identical outputs on every SIMD target and for
+//   any thread count; on-the-fly, table and reference-free paths share one cos/sin engine.
+// - Errors: every argument is validated before anything is written; a failed call leaves all
+//   outputs untouched and returns a Status naming the argument and its value.
+#ifndef POSENC_ROPE_H_
+#define POSENC_ROPE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "posenc/status.h"
+#include "posenc/tensor.h"
+
+namespace posenc {
+
+enum class PairLayout { kHalf = 0, kInterleaved = 1 };
+const char* PairLayoutName(PairLayout pairs);
+
+// Which position each token (b, s) has.
+struct Positions {
+  enum class Kind { kOffset, kPerBatchOffsets, kIds32, kIds64 };
+  Kind kind = Kind::kOffset;
+  int64_t offset = 0;                      // kOffset: p = offset + s
+  const int64_t* batch_offsets = nullptr;  // kPerBatchOffsets: p = batch_offsets[b] + s, [batch]
+  const int32_t* ids32 = nullptr;          // kIds32: p = ids32[b * seq + s], [batch, seq]
+  const int64_t* ids64 = nullptr;          // kIds64: p = ids64[b * seq + s], [batch, seq]
+
+  static Positions Offset(int64_t start) {
+    Positions p;
+    p.offset = start;
+    return p;
+  }
+  static Positions PerBatch(const int64_t* offsets) {
+    Positions p;
+    p.kind = Kind::kPerBatchOffsets;
+    p.batch_offsets = offsets;
+    return p;
+  }
+  static Positions Ids(const int32_t* ids) {
+    Positions p;
+    p.kind = Kind::kIds32;
+    p.ids32 = ids;
+    return p;
+  }
+  static Positions Ids(const int64_t* ids) {
+    Positions p;
+    p.kind = Kind::kIds64;
+    p.ids64 = ids;
+    return p;
+  }
+};
+
+// Frequencies: inv_freq[i] = base^(-2i/r), or an explicit array of r/2 doubles.
+struct Frequencies {
+  double base = 10000.0;
+  const double* inv_freq = nullptr;  // if set, used instead of base; length inv_freq_len
+  int64_t inv_freq_len = 0;
+  double attention_factor = 1.0;     // multiplies cos and sin (YaRN mscale, LongRoPE)
+};
+
+class RopeTable;
+
+// Caller-owned f32 cos/sin caches (ONNX RotaryEmbedding / FlashInfer style), used as given: one
+// value per pair, no attention factor applied by posenc.
+struct CosSinCache {
+  enum class Kind {
+    kByPosition,  // cos/sin [rows, r/2]; token (b, s) reads row position(b, s)
+    kPerToken,    // cos/sin [batch, seq, r/2]; token (b, s) reads row b * seq + s; positions unused
+  };
+  Kind kind = Kind::kByPosition;
+  const void* cos = nullptr;
+  const void* sin = nullptr;
+  DType dtype = DType::kF32;
+  int64_t rows = 0;  // kByPosition: number of rows (max_pos); kPerToken: ignored (batch * seq)
+};
+
+// Where cos/sin come from.
+struct CosSinSource {
+  enum class Kind { kOnTheFly, kTable, kCache };
+  Kind kind = Kind::kOnTheFly;
+  const RopeTable* table = nullptr;  // kTable
+  CosSinCache cache;                 // kCache
+
+  static CosSinSource OnTheFly() { return CosSinSource(); }
+  static CosSinSource Table(const RopeTable* t) {
+    CosSinSource s;
+    s.kind = Kind::kTable;
+    s.table = t;
+    return s;
+  }
+  static CosSinSource Cache(const CosSinCache& c) {
+    CosSinSource s;
+    s.kind = Kind::kCache;
+    s.cache = c;
+    return s;
+  }
+};
+
+// Threading. Work is split over tokens with oneTBB; a call whose bytes are below an internal
+// threshold (a decode step) runs on the calling thread without spawning tasks. Results are
+// bitwise identical for every setting.
+struct Execution {
+  int max_threads = 0;  // 0: the current TBB arena's concurrency; 1: serial on the calling thread
+};
+
+struct RopeParams {
+  PairLayout pairs = PairLayout::kHalf;
+  int64_t rotary_dim = 0;  // 0 means head_dim; must be even and <= head_dim
+  bool inverse = false;    // rotate by -theta (undoes the forward rotation)
+  Frequencies freqs;       // used by kOnTheFly; a table carries its own
+  Positions positions;     // ignored by CosSinCache::Kind::kPerToken
+  CosSinSource source;
+  Execution exec;
+};
+
+// q and/or k with optional separate outputs. A tensor whose data is null is absent (at least one
+// of q and k must be present); an absent output means in place. q and k may have different head
+// counts (GQA) but share batch, seq and head_dim.
+struct RopeTensors {
+  Tensor q, k;
+  Tensor q_out, k_out;
+};
+
+// Applies RoPE with the best SIMD target of this CPU (see posenc/targets.h).
+Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
+
+// Precomputed f32 cos/sin rows for positions [0, max_positions), built with the same engine as the
+// on-the-fly path (so results are bitwise identical), immutable and safe to share between threads.
+class RopeTable {
+ public:
+  // rotary_dim even and > 0; freqs as in RopeParams. On failure *out is left unchanged.
+  static Status Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
+                       std::shared_ptr<const RopeTable>* out);
+
+  int64_t rotary_dim() const { return rotary_dim_; }
+  int64_t max_positions() const { return max_positions_; }
+  double attention_factor() const { return attention_factor_; }
+  const std::vector<double>& inv_freq() const { return inv_freq_; }
+  // Row p of cos (sin): rotary_dim / 2 floats, attention factor included.
+  const float* cos_row(int64_t p) const { return cos_.data() + p * (rotary_dim_ / 2); }
+  const float* sin_row(int64_t p) const { return sin_.data() + p * (rotary_dim_ / 2); }
+
+ private:
+  RopeTable() = default;
+  int64_t rotary_dim_ = 0;
+  int64_t max_positions_ = 0;
+  double attention_factor_ = 1.0;
+  std::vector<double> inv_freq_;
+  std::vector<float> cos_, sin_;
+};
+
+namespace reference {
+// The same API evaluated with plain scalar loops in double precision (libm cos/sin of the double
+// angle), rounded once to the output type. Same validation and error messages as posenc::ApplyRope.
+// Slow; it is the oracle the tests hold the SIMD kernels to.
+Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
+
+// The unrounded double results: q_out64 / k_out64 receive contiguous [batch, seq, heads, head_dim]
+// doubles (every element, pass-through ones included) for q / k; either may be null to skip it.
+// The tensors' own outputs are not written.
+Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
+                    double* k_out64);
+}  // namespace reference
+
+}  // namespace posenc
+
+#endif  // POSENC_ROPE_H_

@@ -1,0 +1,35 @@
+// posenc/targets.h: which SIMD instruction set posenc dispatches to, and capping it.
+//
+// posenc compiles every kernel for AVX3 (AVX-512), AVX2, SSE4, SSSE3 and a scalar fallback and
+// picks the best one this CPU supports at run time. The environment variable POSENC_MAX_TARGET
+// (AVX3, AVX2, SSE4, SSSE3 or SCALAR) caps the choice when the library is first used; an unknown
+// name makes every call fail with a message naming the variable (never a silent default).
+#ifndef POSENC_TARGETS_H_
+#define POSENC_TARGETS_H_
+
+#include <string>
+#include <vector>
+
+#include "posenc/status.h"
+
+namespace posenc {
+
+const char* Version();  // "MAJOR.MINOR.PATCH"
+
+// Target names compiled into this build, best first ("AVX3", ..., "SCALAR" or "EMU128").
+std::vector<std::string> CompiledTargets();
+// Compiled targets this CPU can run (after any cap), best first.
+std::vector<std::string> SupportedTargets();
+// The target the kernels dispatch to now. Empty when POSENC_MAX_TARGET is invalid.
+std::string ChosenTarget();
+
+// Caps dispatch at `name` (AVX3, AVX2, SSE4, SSSE3, SCALAR; "" removes the cap). Affects the whole
+// process; call it before starting work on other threads.
+Status SetMaxTarget(const std::string& name);
+
+// OK, or the error describing an invalid POSENC_MAX_TARGET (every kernel call returns it too).
+Status TargetEnvironmentStatus();
+
+}  // namespace posenc
+
+#endif  // POSENC_TARGETS_H_

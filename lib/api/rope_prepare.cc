@@ -1,0 +1,315 @@
+#include "lib/api/rope_prepare.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "lib/api/tensor_checks.h"
+#include "lib/freqs/inv_freq.h"
+
+namespace posenc {
+namespace api {
+namespace {
+
+constexpr double kMaxAngle = 1125899906842624.0;  // 2^50: the largest |p * inv_freq| reduced
+
+Status CheckPair(const Tensor& in, const Tensor& out, const char* in_name, const char* out_name) {
+  Status st = CheckView(in.data, in.dtype, in.shape, in.strides, 4, in_name);
+  if (!st.ok()) return st;
+  if (in.dtype != DType::kF32) {
+    return Err(StatusCode::kUnsupported, in_name, ".dtype = ", DTypeName(in.dtype),
+               ": only f32 is supported by this version");
+  }
+  const Tensor& written = out.present() ? out : in;
+  if (out.present()) {
+    st = CheckView(out.data, out.dtype, out.shape, out.strides, 4, out_name);
+    if (!st.ok()) return st;
+    if (out.dtype != in.dtype) {
+      return Err(StatusCode::kInvalidArgument, out_name, ".dtype = ", DTypeName(out.dtype),
+                 ": must equal ", in_name, ".dtype = ", DTypeName(in.dtype));
+    }
+    for (int i = 0; i < 4; ++i) {
+      if (out.shape[i] != in.shape[i]) {
+        return Err(StatusCode::kInvalidArgument, out_name, ".shape = ",
+                   ShapeString(out.shape, 4), ": must equal ", in_name, ".shape = ",
+                   ShapeString(in.shape, 4));
+      }
+    }
+    if (!SameView(in, out) && ViewsOverlap(in, out)) {
+      return Err(StatusCode::kInvalidArgument, out_name,
+                 " partially overlaps ", in_name,
+                 ": outputs must be exactly the input (in place) or disjoint from it");
+    }
+  }
+  if (!HasNoSelfOverlap(written.shape, written.strides, 4)) {
+    return Err(StatusCode::kInvalidArgument, out.present() ? out_name : in_name,
+               ": strides ", ShapeString(written.strides, 4), " for shape ",
+               ShapeString(written.shape, 4),
+               " make elements alias each other; an output must not overlap itself");
+  }
+  return Status::Ok();
+}
+
+Status CheckPositions(const Positions& p, int64_t batch, int64_t seq) {
+  switch (p.kind) {
+    case Positions::Kind::kOffset: {
+      int64_t last;
+      if (__builtin_add_overflow(p.offset, seq - 1, &last)) {
+        return Err(StatusCode::kInvalidArgument, "positions.offset = ", p.offset,
+                   ": offset + seq - 1 overflows int64");
+      }
+      return Status::Ok();
+    }
+    case Positions::Kind::kPerBatchOffsets:
+      if (p.batch_offsets == nullptr) {
+        return Err(StatusCode::kInvalidArgument, "positions.batch_offsets is null");
+      }
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t last;
+        if (__builtin_add_overflow(p.batch_offsets[b], seq - 1, &last)) {
+          return Err(StatusCode::kInvalidArgument, "positions.batch_offsets[", b,
+                     "] = ", p.batch_offsets[b], ": offset + seq - 1 overflows int64");
+        }
+      }
+      return Status::Ok();
+    case Positions::Kind::kIds32:
+      if (p.ids32 == nullptr) return Err(StatusCode::kInvalidArgument, "positions.ids32 is null");
+      return Status::Ok();
+    case Positions::Kind::kIds64:
+      if (p.ids64 == nullptr) return Err(StatusCode::kInvalidArgument, "positions.ids64 is null");
+      return Status::Ok();
+  }
+  return Err(StatusCode::kInvalidArgument, "positions.kind = ", static_cast<int>(p.kind),
+             ": not a Positions::Kind");
+}
+
+// Smallest and largest position of the call, with the first token holding each.
+struct PositionRange {
+  int64_t min = 0, max = 0;
+  int64_t min_token = 0, max_token = 0;
+};
+
+PositionRange RangeOf(const Positions& p, int64_t batch, int64_t seq) {
+  PositionRange r;
+  r.min = r.max = kernels::PositionOf(p, 0, 0, seq);
+  for (int64_t b = 0; b < batch; ++b) {
+    // Offsets grow with s: only the first and last token of a row can be extreme.
+    const bool monotonic = p.kind == Positions::Kind::kOffset ||
+                           p.kind == Positions::Kind::kPerBatchOffsets;
+    for (int64_t s = 0; s < seq; ++s) {
+      if (monotonic && s != 0 && s != seq - 1) continue;
+      const int64_t v = kernels::PositionOf(p, b, s, seq);
+      if (v < r.min) r = {v, r.max, b * seq + s, r.max_token};
+      if (v > r.max) r = {r.min, v, r.min_token, b * seq + s};
+    }
+  }
+  return r;
+}
+
+std::string TokenName(int64_t token, int64_t seq) {
+  std::ostringstream os;
+  os << "[b=" << token / seq << ", s=" << token % seq << "]";
+  return os.str();
+}
+
+Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const char* what) {
+  if (r.min < 0) {
+    return Err(StatusCode::kOutOfRange, "positions", TokenName(r.min_token, seq), " = ", r.min,
+               ": outside the ", what, " rows [0, ", rows, ")");
+  }
+  if (r.max >= rows) {
+    return Err(StatusCode::kOutOfRange, "positions", TokenName(r.max_token, seq), " = ", r.max,
+               ": outside the ", what, " rows [0, ", rows, ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
+  if (!std::isfinite(freqs.attention_factor)) {
+    return Err(StatusCode::kInvalidArgument, "freqs.attention_factor = ", freqs.attention_factor,
+               ": must be finite");
+  }
+  if (freqs.inv_freq != nullptr) {
+    if (freqs.inv_freq_len != rotary_dim / 2) {
+      return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
+                 ": must be rotary_dim / 2 = ", rotary_dim / 2);
+    }
+    for (int64_t i = 0; i < freqs.inv_freq_len; ++i) {
+      if (!std::isfinite(freqs.inv_freq[i])) {
+        return Err(StatusCode::kInvalidArgument, "freqs.inv_freq[", i, "] = ", freqs.inv_freq[i],
+                   ": must be finite");
+      }
+    }
+    return Status::Ok();
+  }
+  if (freqs.inv_freq_len != 0) {
+    return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
+               " but freqs.inv_freq is null");
+  }
+  if (!std::isfinite(freqs.base) || !(freqs.base > 0.0)) {
+    return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base,
+               ": must be finite and > 0");
+  }
+  return Status::Ok();
+}
+
+Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope* out) {
+  const bool has_q = t.q.present(), has_k = t.k.present();
+  if (!has_q && !has_k) {
+    return Err(StatusCode::kInvalidArgument, "q.data and k.data are both null: nothing to rotate");
+  }
+  if (!has_q && t.q_out.present()) {
+    return Err(StatusCode::kInvalidArgument, "q_out is set but q.data is null");
+  }
+  if (!has_k && t.k_out.present()) {
+    return Err(StatusCode::kInvalidArgument, "k_out is set but k.data is null");
+  }
+  Status st;
+  if (has_q && !(st = CheckPair(t.q, t.q_out, "q", "q_out")).ok()) return st;
+  if (has_k && !(st = CheckPair(t.k, t.k_out, "k", "k_out")).ok()) return st;
+  const Tensor& shape_src = has_q ? t.q : t.k;
+  if (has_q && has_k) {
+    static const char* kAxis[4] = {"batch", "seq", "heads", "head_dim"};
+    for (int i : {0, 1, 3}) {
+      if (t.k.shape[i] != t.q.shape[i]) {
+        return Err(StatusCode::kInvalidArgument, "k.shape[", i, "] (", kAxis[i], ") = ",
+                   t.k.shape[i], ": must equal q.shape[", i, "] = ", t.q.shape[i]);
+      }
+    }
+    const Tensor& q_written = t.q_out.present() ? t.q_out : t.q;
+    const Tensor& k_written = t.k_out.present() ? t.k_out : t.k;
+    if (ViewsOverlap(t.q, t.k)) {
+      return Err(StatusCode::kInvalidArgument, "q and k overlap in memory");
+    }
+    if (ViewsOverlap(q_written, k_written) || (t.q_out.present() && ViewsOverlap(t.q_out, t.k)) ||
+        (t.k_out.present() && ViewsOverlap(t.k_out, t.q))) {
+      return Err(StatusCode::kInvalidArgument,
+                 "q's output and k's input/output overlap in memory");
+    }
+  }
+  const int64_t batch = shape_src.shape[0], seq = shape_src.shape[1];
+  const int64_t head_dim = shape_src.shape[3];
+
+  const int64_t rotary_dim = params.rotary_dim == 0 ? head_dim : params.rotary_dim;
+  if (params.rotary_dim < 0 || rotary_dim % 2 != 0 || rotary_dim > head_dim) {
+    return Err(StatusCode::kInvalidArgument, "rotary_dim = ", params.rotary_dim,
+               ": must be even, > 0 (or 0 for head_dim) and <= head_dim = ", head_dim);
+  }
+  if (params.pairs != PairLayout::kHalf && params.pairs != PairLayout::kInterleaved) {
+    return Err(StatusCode::kInvalidArgument, "pairs = ", static_cast<int>(params.pairs),
+               ": not a PairLayout");
+  }
+  if (params.exec.max_threads < 0) {
+    return Err(StatusCode::kInvalidArgument, "exec.max_threads = ", params.exec.max_threads,
+               ": must be >= 0");
+  }
+
+  const CosSinSource& src = params.source;
+  const bool per_token =
+      src.kind == CosSinSource::Kind::kCache && src.cache.kind == CosSinCache::Kind::kPerToken;
+  if (!per_token && !(st = CheckPositions(params.positions, batch, seq)).ok()) return st;
+
+  PreparedRope prep;
+  kernels::RopePlan& plan = prep.plan;
+  switch (src.kind) {
+    case CosSinSource::Kind::kOnTheFly: {
+      if (!(st = CheckFrequencies(params.freqs, rotary_dim)).ok()) return st;
+      plan.source = kernels::RowSource::kCompute;
+      plan.inv_freq = params.freqs.inv_freq != nullptr
+                          ? params.freqs.inv_freq
+                          : freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
+      plan.attention_factor = params.freqs.attention_factor;
+      double max_freq = 0.0;
+      for (int64_t i = 0; i < rotary_dim / 2; ++i) {
+        max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
+      }
+      const PositionRange r = RangeOf(params.positions, batch, seq);
+      const double max_pos = std::max(std::fabs(static_cast<double>(r.min)),
+                                      std::fabs(static_cast<double>(r.max)));
+      if (max_pos * max_freq > kMaxAngle) {
+        const bool at_max = std::fabs(static_cast<double>(r.max)) >= max_pos;
+        return Err(StatusCode::kOutOfRange, "positions",
+                   TokenName(at_max ? r.max_token : r.min_token, seq), " = ",
+                   at_max ? r.max : r.min, ": angle |p * inv_freq| = ", max_pos * max_freq,
+                   " exceeds 2^50, the largest angle posenc reduces");
+      }
+      prep.inv_freq = plan.inv_freq;
+      prep.attention_factor = plan.attention_factor;
+      break;
+    }
+    case CosSinSource::Kind::kTable: {
+      const RopeTable* table = src.table;
+      if (table == nullptr) return Err(StatusCode::kInvalidArgument, "source.table is null");
+      if (table->rotary_dim() != rotary_dim) {
+        return Err(StatusCode::kInvalidArgument, "source.table->rotary_dim() = ",
+                   table->rotary_dim(), ": must equal rotary_dim = ", rotary_dim);
+      }
+      const PositionRange r = RangeOf(params.positions, batch, seq);
+      if (!(st = CheckRowsCover(r, table->max_positions(), seq, "table's")).ok()) return st;
+      plan.source = kernels::RowSource::kByPosition;
+      plan.cos_rows = table->cos_row(0);
+      plan.sin_rows = table->sin_row(0);
+      prep.inv_freq = table->inv_freq().data();
+      prep.attention_factor = table->attention_factor();
+      break;
+    }
+    case CosSinSource::Kind::kCache: {
+      const CosSinCache& c = src.cache;
+      if (c.cos == nullptr) return Err(StatusCode::kInvalidArgument, "source.cache.cos is null");
+      if (c.sin == nullptr) return Err(StatusCode::kInvalidArgument, "source.cache.sin is null");
+      if (c.dtype != DType::kF32) {
+        return Err(StatusCode::kUnsupported, "source.cache.dtype = ", DTypeName(c.dtype),
+                   ": only f32 caches are supported by this version");
+      }
+      if (per_token) {
+        plan.source = kernels::RowSource::kPerToken;
+      } else if (c.kind == CosSinCache::Kind::kByPosition) {
+        if (c.rows <= 0) {
+          return Err(StatusCode::kInvalidArgument, "source.cache.rows = ", c.rows,
+                     ": must be > 0");
+        }
+        const PositionRange r = RangeOf(params.positions, batch, seq);
+        if (!(st = CheckRowsCover(r, c.rows, seq, "cache's")).ok()) return st;
+        plan.source = kernels::RowSource::kByPosition;
+      } else {
+        return Err(StatusCode::kInvalidArgument, "source.cache.kind = ", static_cast<int>(c.kind),
+                   ": not a CosSinCache::Kind");
+      }
+      plan.cos_rows = static_cast<const float*>(c.cos);
+      plan.sin_rows = static_cast<const float*>(c.sin);
+      prep.caller_cache = true;
+      break;
+    }
+    default:
+      return Err(StatusCode::kInvalidArgument, "source.kind = ", static_cast<int>(src.kind),
+                 ": not a CosSinSource::Kind");
+  }
+
+  plan.batch = batch;
+  plan.seq = seq;
+  plan.head_dim = head_dim;
+  plan.rotary_dim = rotary_dim;
+  plan.dtype = shape_src.dtype;
+  plan.interleaved = params.pairs == PairLayout::kInterleaved;
+  plan.inverse = params.inverse;
+  plan.positions = params.positions;
+  for (const auto& [in, o] : {std::pair<const Tensor*, const Tensor*>{&t.q, &t.q_out},
+                              std::pair<const Tensor*, const Tensor*>{&t.k, &t.k_out}}) {
+    if (!in->present()) continue;
+    const Tensor& w = o->present() ? *o : *in;
+    kernels::HeadsIO& io = plan.io[plan.num_io++];
+    io.in = in->data;
+    io.out = w.data;
+    io.heads = in->shape[2];
+    for (int i = 0; i < 3; ++i) {
+      io.in_stride[i] = in->strides[i];
+      io.out_stride[i] = w.strides[i];
+    }
+  }
+  *out = prep;
+  return Status::Ok();
+}
+
+}  // namespace api
+}  // namespace posenc

@@ -1,0 +1,89 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "hwy/targets.h"
+#include "lib/api/targets_internal.h"
+#include "lib/api/tensor_checks.h"
+#include "lib/kernels/rope_plan.h"
+#include "posenc/targets.h"
+
+namespace posenc {
+namespace {
+
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+// Highway target bit for a cap name; 0 if unknown. "SCALAR" is whichever fallback is compiled.
+int64_t TargetBit(const std::string& name) {
+  const std::string n = Upper(name);
+  if (n == "AVX3") return HWY_AVX3;
+  if (n == "AVX2") return HWY_AVX2;
+  if (n == "SSE4") return HWY_SSE4;
+  if (n == "SSSE3") return HWY_SSSE3;
+  if (n == "SCALAR" || n == "EMU128") return HWY_STATIC_TARGET;
+  return 0;
+}
+
+std::vector<std::string> Names(int64_t mask) {
+  std::vector<std::string> names;
+  for (int64_t t = mask; t != 0; t &= t - 1) names.emplace_back(hwy::TargetName(t & -t));
+  return names;
+}
+
+Status ApplyCap(const std::string& name, const char* what) {
+  if (name.empty()) {
+    hwy::DisableTargets(0);
+    return Status::Ok();
+  }
+  const int64_t bit = TargetBit(name);
+  if (bit == 0) {
+    return api::Err(StatusCode::kInvalidArgument, what, " = \"", name,
+                    "\": unknown target; use AVX3, AVX2, SSE4, SSSE3 or SCALAR");
+  }
+  // Better targets have smaller bits: disable every bit below the cap.
+  hwy::DisableTargets(bit - 1);
+  return Status::Ok();
+}
+
+}  // namespace
+
+namespace api {
+const Status& EnsureTargetsInitialized() {
+  static Status status;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("POSENC_MAX_TARGET");
+    if (env != nullptr && *env != '\0') status = ApplyCap(env, "POSENC_MAX_TARGET");
+  });
+  return status;
+}
+}  // namespace api
+
+const char* Version() { return "0.1.0"; }
+
+std::vector<std::string> CompiledTargets() { return Names(HWY_TARGETS); }
+
+std::vector<std::string> SupportedTargets() {
+  api::EnsureTargetsInitialized();
+  return Names(hwy::SupportedTargets() & HWY_TARGETS);
+}
+
+std::string ChosenTarget() {
+  if (!api::EnsureTargetsInitialized().ok()) return "";
+  return kernels::DispatchedTargetName();
+}
+
+Status SetMaxTarget(const std::string& name) {
+  api::EnsureTargetsInitialized();
+  return ApplyCap(name, "max target");
+}
+
+Status TargetEnvironmentStatus() { return api::EnsureTargetsInitialized(); }
+
+}  // namespace posenc

@@ -1,0 +1,14 @@
+// Internal: applies POSENC_MAX_TARGET once, before the first dispatch.
+#ifndef POSENC_LIB_API_TARGETS_INTERNAL_H_
+#define POSENC_LIB_API_TARGETS_INTERNAL_H_
+
+#include "posenc/status.h"
+
+namespace posenc {
+namespace api {
+// Reads POSENC_MAX_TARGET on the first call (thread-safe) and returns its status every time.
+const Status& EnsureTargetsInitialized();
+}  // namespace api
+}  // namespace posenc
+
+#endif  // POSENC_LIB_API_TARGETS_INTERNAL_H_

@@ -1,0 +1,55 @@
+// Internal: validation of strided views, shared by every entry family.
+#ifndef POSENC_LIB_API_TENSOR_CHECKS_H_
+#define POSENC_LIB_API_TENSOR_CHECKS_H_
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "posenc/status.h"
+#include "posenc/tensor.h"
+
+namespace posenc {
+namespace api {
+
+// Builds a message from streamable parts: Err(StatusCode::kInvalidArgument, "q.shape[0] = ", n).
+template <typename... Parts>
+Status Err(StatusCode code, const Parts&... parts) {
+  std::ostringstream os;
+  os.precision(17);
+  (os << ... << parts);
+  return Status(code, os.str());
+}
+
+// Shape "[a, b, c, d]" and strides for messages.
+std::string ShapeString(const int64_t* dims, int rank);
+
+// Checks one view of rank `rank` (its last axis contiguous): non-null data, dtype in
+// {kF32} unless `allow_half`, every extent > 0, strides >= 0, last stride 1, and byte offsets
+// that fit in 64 bits and in the address space. `name` prefixes every message ("q", "k_out").
+Status CheckView(const void* data, DType dtype, const int64_t* shape, const int64_t* strides,
+                 int rank, const char* name);
+
+// True when the view's elements are pairwise distinct (writes cannot race). Sufficient test:
+// sorted by stride, each stride >= the span of all smaller axes.
+bool HasNoSelfOverlap(const int64_t* shape, const int64_t* strides, int rank);
+
+// Byte interval [first, last] of every element the view touches.
+struct ByteSpan {
+  uintptr_t first = 0, last = 0;
+};
+ByteSpan SpanOf(const void* data, DType dtype, const int64_t* shape, const int64_t* strides,
+                int rank);
+
+// Whether two views of `rank` = 4 share any byte, at the granularity of one token's row (all
+// heads of token (b, s)): exact for separate buffers and for q/k/v slices of a fused QKV buffer;
+// conservative (reports overlap) for views whose heads interleave within a token.
+bool ViewsOverlap(const Tensor& a, const Tensor& b);
+
+// Same data pointer, dtype, shape and strides.
+bool SameView(const Tensor& a, const Tensor& b);
+
+}  // namespace api
+}  // namespace posenc
+
+#endif  // POSENC_LIB_API_TENSOR_CHECKS_H_

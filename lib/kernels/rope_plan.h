@@ -1,0 +1,74 @@
+// Internal: the validated, flattened description of one RoPE call that the row kernels, the
+// parallel split and the reference all read. Built only by lib/api (PrepareRope); kernels trust it.
+#ifndef POSENC_LIB_KERNELS_ROPE_PLAN_H_
+#define POSENC_LIB_KERNELS_ROPE_PLAN_H_
+
+#include <cstdint>
+
+#include "posenc/rope.h"
+
+namespace posenc {
+namespace kernels {
+
+// One of q / k. `out` equals `in` (with equal strides) when rotating in place.
+struct HeadsIO {
+  const void* in = nullptr;
+  void* out = nullptr;
+  int64_t heads = 0;
+  int64_t in_stride[3] = {0, 0, 0};   // batch, seq, head (elements)
+  int64_t out_stride[3] = {0, 0, 0};  // batch, seq, head (elements)
+};
+
+enum class RowSource {
+  kCompute,    // cos/sin from inv_freq and the token's position
+  kByPosition, // row `position` of cos_rows / sin_rows (a RopeTable or a by-position cache)
+  kPerToken,   // row b * seq + s of cos_rows / sin_rows
+};
+
+struct RopePlan {
+  int64_t batch = 0, seq = 0, head_dim = 0, rotary_dim = 0;
+  DType dtype = DType::kF32;
+  bool interleaved = false;
+  bool inverse = false;
+  HeadsIO io[2];
+  int num_io = 0;
+
+  Positions positions;
+
+  RowSource source = RowSource::kCompute;
+  const double* inv_freq = nullptr;  // kCompute: rotary_dim / 2 values
+  double attention_factor = 1.0;     // kCompute
+  const float* cos_rows = nullptr;   // kByPosition / kPerToken: rows of rotary_dim / 2
+  const float* sin_rows = nullptr;
+
+  int64_t tokens() const { return batch * seq; }
+};
+
+// Position of token (b, s). The plan's positions were validated (pointers non-null, no overflow).
+inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq) {
+  switch (p.kind) {
+    case Positions::Kind::kOffset:
+      return p.offset + s;
+    case Positions::Kind::kPerBatchOffsets:
+      return p.batch_offsets[b] + s;
+    case Positions::Kind::kIds32:
+      return p.ids32[b * seq + s];
+    case Positions::Kind::kIds64:
+      return p.ids64[b * seq + s];
+  }
+  return 0;
+}
+
+// Dispatched entry points (best target of this CPU, see posenc/targets.h).
+// Rotates tokens [token_begin, token_end) of an f32 plan.
+void RopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
+// cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half.
+void CosSinRows(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
+                int64_t count, float* cos, float* sin);
+// Name of the target the kernels dispatch to ("AVX2", ...).
+const char* DispatchedTargetName();
+
+}  // namespace kernels
+}  // namespace posenc
+
+#endif  // POSENC_LIB_KERNELS_ROPE_PLAN_H_

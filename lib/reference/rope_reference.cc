@@ -1,0 +1,109 @@
+// posenc::reference: the oracle. Plain scalar loops in double: the angle is the double product
+// p * inv_freq[i], cos/sin come from libm in double (times the attention factor), the rotation is
+// evaluated in double. ApplyRope rounds each result once to the output type; ApplyRopeF64 hands
+// the doubles out. Caller caches are read as given (their values widened to double).
+#include <cmath>
+#include <new>
+#include <vector>
+
+#include "lib/api/rope_prepare.h"
+#include "posenc/rope.h"
+
+namespace posenc {
+namespace reference {
+namespace {
+
+// Calls emit(io_index, in_offset, out_offset, flat_index, value) for every element of every
+// present tensor, all values of one token computed before any of them is emitted (so in-place
+// use is safe).
+template <class Emit>
+void Run(const api::PreparedRope& prep, const Emit& emit) {
+  const kernels::RopePlan& plan = prep.plan;
+  const int64_t half = plan.rotary_dim / 2;
+  std::vector<double> cos(static_cast<size_t>(half)), sin(static_cast<size_t>(half));
+  std::vector<double> head(static_cast<size_t>(plan.head_dim));
+  const double sign = plan.inverse ? -1.0 : 1.0;
+  for (int64_t t = 0; t < plan.tokens(); ++t) {
+    const int64_t b = t / plan.seq, s = t % plan.seq;
+    if (prep.caller_cache) {
+      const int64_t row = plan.source == kernels::RowSource::kPerToken
+                              ? t
+                              : kernels::PositionOf(plan.positions, b, s, plan.seq);
+      for (int64_t i = 0; i < half; ++i) {
+        cos[i] = plan.cos_rows[row * half + i];
+        sin[i] = plan.sin_rows[row * half + i];
+      }
+    } else {
+      const double p = static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq));
+      for (int64_t i = 0; i < half; ++i) {
+        const double theta = p * prep.inv_freq[i];
+        cos[i] = prep.attention_factor * std::cos(theta);
+        sin[i] = prep.attention_factor * std::sin(theta);
+      }
+    }
+    for (int n = 0; n < plan.num_io; ++n) {
+      const kernels::HeadsIO& io = plan.io[n];
+      for (int64_t h = 0; h < io.heads; ++h) {
+        const int64_t in_off = b * io.in_stride[0] + s * io.in_stride[1] + h * io.in_stride[2];
+        const int64_t out_off = b * io.out_stride[0] + s * io.out_stride[1] + h * io.out_stride[2];
+        const float* in = static_cast<const float*>(io.in) + in_off;
+        for (int64_t j = 0; j < plan.head_dim; ++j) head[j] = in[j];
+        for (int64_t i = 0; i < half; ++i) {
+          const int64_t ix = plan.interleaved ? 2 * i : i;
+          const int64_t iy = plan.interleaved ? 2 * i + 1 : i + half;
+          const double x = in[ix], y = in[iy];
+          const double c = cos[i], sn = sign * sin[i];
+          head[ix] = x * c - y * sn;
+          head[iy] = x * sn + y * c;
+        }
+        const int64_t flat = ((b * plan.seq + s) * io.heads + h) * plan.head_dim;
+        for (int64_t j = 0; j < plan.head_dim; ++j) emit(n, out_off + j, flat + j, head[j]);
+      }
+    }
+  }
+}
+
+template <class Body>
+Status Guarded(const char* what, const Body& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory");
+  } catch (...) {
+    return Status(StatusCode::kInternal, std::string("unexpected exception in ") + what);
+  }
+}
+
+}  // namespace
+
+Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
+  return Guarded("posenc::reference::ApplyRope", [&] {
+    api::PreparedRope prep;
+    Status st = api::PrepareRope(tensors, params, &prep);
+    if (!st.ok()) return st;
+    Run(prep, [&prep](int n, int64_t out_off, int64_t, double v) {
+      static_cast<float*>(prep.plan.io[n].out)[out_off] = static_cast<float>(v);
+    });
+    return Status::Ok();
+  });
+}
+
+Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
+                    double* k_out64) {
+  return Guarded("posenc::reference::ApplyRopeF64", [&] {
+    api::PreparedRope prep;
+    Status st = api::PrepareRope(tensors, params, &prep);
+    if (!st.ok()) return st;
+    double* dst[2] = {nullptr, nullptr};
+    int n = 0;
+    if (tensors.q.present()) dst[n++] = q_out64;
+    if (tensors.k.present()) dst[n++] = k_out64;
+    Run(prep, [&dst](int io, int64_t, int64_t flat, double v) {
+      if (dst[io] != nullptr) dst[io][flat] = v;
+    });
+    return Status::Ok();
+  });
+}
+
+}  // namespace reference
+}  // namespace posenc

@@ -1,0 +1,243 @@
+// RoPE kernels on every SIMD target this CPU runs, against the double-precision reference.
+// Tolerance: test::kMaxUlp (2 ulp of max(|x|, |y|) of each pair), the documented contract.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "posenc/rope.h"
+#include "posenc/targets.h"
+#include "tests/rope_test_util.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/rope_kernel_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/test_util-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc {
+namespace HWY_NAMESPACE {
+
+using test::RopeCase;
+using test::RunRopeCase;
+
+// The public API must dispatch to the target under test.
+void ExpectDispatchedHere() { EXPECT_STREQ(hwy::TargetName(HWY_TARGET), ChosenTarget().c_str()); }
+
+void ExpectWithinBound(const RopeCase& c, const char* what) {
+  const test::RopeOutcome o = RunRopeCase(c);
+  ASSERT_TRUE(o.status.ok()) << what << ": " << o.status.message();
+  EXPECT_LE(o.max_ulp, test::kMaxUlp) << what;
+  EXPECT_TRUE(o.outside_untouched) << what << ": wrote outside the output view";
+}
+
+HWY_NOINLINE void TestHeadDims() {
+  ExpectDispatchedHere();
+  for (int64_t head_dim : {2, 4, 6, 8, 18, 34, 64, 80, 96, 128, 256}) {
+    std::vector<int64_t> rotary = {0};
+    if (head_dim >= 4) rotary.push_back(head_dim / 4 * 2);  // partial, even
+    if (head_dim > 2) rotary.push_back(2);
+    for (int64_t r : rotary)
+      for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+        for (bool inverse : {false, true})
+          for (bool in_place : {true, false}) {
+            RopeCase c;
+            c.q = {2, 3, 3, head_dim};
+            c.k = {2, 3, 1, head_dim};
+            c.params.rotary_dim = r;
+            c.params.pairs = pairs;
+            c.params.inverse = inverse;
+            c.params.positions = Positions::Offset(5);
+            c.in_place = in_place;
+            c.seed = static_cast<uint32_t>(head_dim * 100 + r);
+            char what[128];
+            snprintf(what, sizeof(what), "head_dim %d rotary %d %s inverse %d in_place %d",
+                     static_cast<int>(head_dim), static_cast<int>(r), PairLayoutName(pairs),
+                     inverse, in_place);
+            ExpectWithinBound(c, what);
+          }
+  }
+}
+
+HWY_NOINLINE void TestStridesAndMisalignment() {
+  ExpectDispatchedHere();
+  for (bool bhsd : {false, true})
+    for (size_t lead : {0, 1, 3})
+      for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+        for (bool in_place : {true, false}) {
+          RopeCase c;
+          c.q = {2, 5, 4, 34, /*head_pad=*/3, /*token_pad=*/5, /*batch_pad=*/7, bhsd};
+          c.k = {2, 5, 2, 34, 1, 0, 2, bhsd};
+          c.params.rotary_dim = 30;
+          c.params.pairs = pairs;
+          c.params.positions = Positions::Offset(100);
+          c.lead = lead;
+          c.in_place = in_place;
+          ExpectWithinBound(c, bhsd ? "strided bhsd" : "strided bshd");
+        }
+}
+
+HWY_NOINLINE void TestQOnlyKOnlyGqa() {
+  ExpectDispatchedHere();
+  RopeCase c;
+  c.params.positions = Positions::Offset(7);
+  c.q = {1, 9, 8, 128};
+  ExpectWithinBound(c, "q only");
+  c.q.heads = 0;
+  c.k = {1, 9, 2, 128};
+  ExpectWithinBound(c, "k only");
+  c.q = {1, 9, 32, 128};
+  c.k = {1, 9, 8, 128};
+  ExpectWithinBound(c, "GQA 32/8");
+}
+
+HWY_NOINLINE void TestPositions() {
+  ExpectDispatchedHere();
+  const int64_t kMaxPos = int64_t{1} << 24;
+  std::vector<int64_t> ids64 = {0, 1, kMaxPos, kMaxPos - 1, -5, -kMaxPos, 12345678, 3,
+                                9999999, 16000000, 4000, 131072};
+  std::vector<int32_t> ids32(ids64.begin(), ids64.end());
+  std::vector<int64_t> offsets = {kMaxPos - 6, 2000};
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+    RopeCase c;
+    c.q = {2, 6, 3, 64};
+    c.k = {2, 6, 1, 64};
+    c.params.pairs = pairs;
+    c.params.positions = Positions::Ids(ids64.data());
+    ExpectWithinBound(c, "ids64 up to 2^24");
+    c.params.positions = Positions::Ids(ids32.data());
+    ExpectWithinBound(c, "ids32 up to 2^24");
+    c.params.positions = Positions::PerBatch(offsets.data());
+    ExpectWithinBound(c, "per-batch offsets");
+    c.params.positions = Positions::Offset(kMaxPos - 6);
+    c.params.freqs.base = 500000.0;  // Llama-3 theta
+    ExpectWithinBound(c, "offset near 2^24, theta 5e5");
+  }
+}
+
+HWY_NOINLINE void TestFrequenciesAndFactor() {
+  ExpectDispatchedHere();
+  std::vector<double> inv = {1.0, 0.5, 0.25, 1e-3, 3.0, 1e-6, 0.7, 0.0};
+  RopeCase c;
+  c.q = {1, 20, 2, 16};
+  c.params.positions = Positions::Offset(1000);
+  c.params.freqs.inv_freq = inv.data();
+  c.params.freqs.inv_freq_len = 8;
+  c.params.freqs.attention_factor = 1.2;
+  ExpectWithinBound(c, "explicit inv_freq, attention factor 1.2");
+}
+
+HWY_NOINLINE void TestInverseUndoesForward() {
+  ExpectDispatchedHere();
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+    std::vector<float> x(4 * 8 * 96);
+    test::FillNormal(x.data(), x.size(), 99);
+    std::vector<float> y = x;
+    RopeTensors t;
+    t.q = TensorBSHD(y.data(), 1, 4, 8, 96);
+    RopeParams p;
+    p.pairs = pairs;
+    p.positions = Positions::Offset(1 << 20);
+    ASSERT_TRUE(ApplyRope(t, p).ok());
+    p.inverse = true;
+    ASSERT_TRUE(ApplyRope(t, p).ok());
+    // Two roundings of the contract plus the rotation of an already rounded value.
+    for (size_t i = 0; i < x.size(); ++i) {
+      const size_t j = i % 96;
+      const size_t partner = static_cast<size_t>(test::Partner(static_cast<int64_t>(j), 96, pairs));
+      const double m = std::max(std::fabs(x[i]), std::fabs(x[i - j + partner]));
+      ASSERT_LE(std::fabs(y[i] - x[i]), 2 * test::kMaxUlp * test::UlpOf(m)) << i;
+    }
+  }
+}
+
+HWY_NOINLINE void TestTableAndCaches() {
+  ExpectDispatchedHere();
+  Frequencies freqs;
+  freqs.base = 10000.0;
+  freqs.attention_factor = 0.9;
+  std::shared_ptr<const RopeTable> table;
+  ASSERT_TRUE(RopeTable::Create(64, freqs, 300, &table).ok());
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+    RopeCase c;
+    c.q = {2, 7, 3, 80};
+    c.k = {2, 7, 2, 80};
+    c.params.rotary_dim = 64;
+    c.params.pairs = pairs;
+    c.params.freqs = freqs;
+    std::vector<int64_t> ids = {0, 299, 17, 5, 250, 251, 1, 2, 3, 4, 5, 6, 7, 8};
+    c.params.positions = Positions::Ids(ids.data());
+    const test::RopeOutcome fly = RunRopeCase(c);
+    ASSERT_TRUE(fly.status.ok()) << fly.status.message();
+    c.params.source = CosSinSource::Table(table.get());
+    const test::RopeOutcome tab = RunRopeCase(c);
+    ASSERT_TRUE(tab.status.ok()) << tab.status.message();
+    EXPECT_LE(tab.max_ulp, test::kMaxUlp);
+    EXPECT_EQ(fly.q, tab.q) << "table and on-the-fly differ";
+    EXPECT_EQ(fly.k, tab.k) << "table and on-the-fly differ";
+
+    // Caller caches: by position (the table's rows) and per token.
+    CosSinCache cache;
+    cache.cos = table->cos_row(0);
+    cache.sin = table->sin_row(0);
+    cache.rows = 300;
+    c.params.source = CosSinSource::Cache(cache);
+    const test::RopeOutcome byp = RunRopeCase(c);
+    ASSERT_TRUE(byp.status.ok()) << byp.status.message();
+    EXPECT_LE(byp.max_ulp, test::kMaxUlp);
+    EXPECT_EQ(fly.q, byp.q);
+
+    std::vector<float> cos_tok, sin_tok;
+    for (int64_t id : ids) {
+      cos_tok.insert(cos_tok.end(), table->cos_row(id), table->cos_row(id) + 32);
+      sin_tok.insert(sin_tok.end(), table->sin_row(id), table->sin_row(id) + 32);
+    }
+    cache.kind = CosSinCache::Kind::kPerToken;
+    cache.cos = cos_tok.data();
+    cache.sin = sin_tok.data();
+    c.params.source = CosSinSource::Cache(cache);
+    c.params.positions = Positions::Offset(0);  // unused by per-token caches
+    const test::RopeOutcome tok = RunRopeCase(c);
+    ASSERT_TRUE(tok.status.ok()) << tok.status.message();
+    EXPECT_LE(tok.max_ulp, test::kMaxUlp);
+    EXPECT_EQ(fly.k, tok.k);
+  }
+}
+
+HWY_NOINLINE void TestThreadCounts() {
+  ExpectDispatchedHere();
+  RopeCase c;
+  c.q = {2, 40, 16, 128};  // 2.6 MB touched: split across tasks
+  c.k = {2, 40, 4, 128};
+  c.params.positions = Positions::Offset(4000);
+  c.in_place = false;
+  c.params.exec.max_threads = 1;
+  const test::RopeOutcome one = RunRopeCase(c);
+  ASSERT_TRUE(one.status.ok());
+  EXPECT_LE(one.max_ulp, test::kMaxUlp);
+  for (int threads : {2, 8, 0}) {
+    c.params.exec.max_threads = threads;
+    const test::RopeOutcome many = RunRopeCase(c);
+    ASSERT_TRUE(many.status.ok());
+    EXPECT_EQ(one.q, many.q) << threads << " threads";
+    EXPECT_EQ(one.k, many.k) << threads << " threads";
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace posenc
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace posenc {
+HWY_BEFORE_TEST(RopeKernelTest);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestHeadDims);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestStridesAndMisalignment);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestQOnlyKOnlyGqa);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestPositions);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestFrequenciesAndFactor);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestInverseUndoesForward);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestTableAndCaches);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestThreadCounts);
+}  // namespace posenc
+#endif
