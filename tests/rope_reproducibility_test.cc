@@ -1,0 +1,170 @@
+// Bitwise reproducibility (DESIGN.md §3): one battery of RoPE calls must give the same output bits
+// on every SIMD target this CPU runs (the scalar fallback included), for 1, 2 and 8 threads, and
+// for the on-the-fly and table paths. Special values (Inf, NaN, subnormals, near-FLT_MAX) are in
+// the inputs on purpose: they are where conversions and fallbacks differ first.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hwy/targets.h"
+#include "posenc/rope.h"
+#include "tests/rope_test_util.h"
+
+namespace posenc {
+namespace {
+
+struct BatteryCase {
+  std::string name;
+  int64_t batch, seq, heads, head_dim, rotary_dim;
+  PairLayout pairs;
+  bool inverse;
+  std::vector<int64_t> ids;  // [batch, seq]
+  double base, factor;
+};
+
+std::vector<BatteryCase> Battery() {
+  const int64_t big = int64_t{1} << 24;
+  std::vector<BatteryCase> cases;
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+    for (bool inverse : {false, true}) {
+      const std::string suffix = std::string(PairLayoutName(pairs)) + (inverse ? "_inv" : "");
+      cases.push_back({"llama_" + suffix, 1, 6, 5, 128, 128, pairs, inverse,
+                       {0, 1, 4000, 131071, big - 1, big}, 500000.0, 1.0});
+      cases.push_back({"partial_" + suffix, 2, 3, 3, 80, 20, pairs, inverse,
+                       {-7, 3, 100000, 5, 6, 12345678}, 10000.0, 1.1});
+      cases.push_back({"odd_" + suffix, 1, 4, 2, 34, 34, pairs, inverse, {9, 99, 999, 9999},
+                       10000.0, 1.0});
+      cases.push_back({"gptj_" + suffix, 1, 5, 3, 256, 64, pairs, inverse,
+                       {0, 131071, 2048, 77, 199999}, 10000.0, 0.8});
+    }
+  }
+  return cases;
+}
+
+// Inputs: random normals with special values planted at fixed places.
+std::vector<float> BatteryInput(const BatteryCase& c) {
+  std::vector<float> x(static_cast<size_t>(c.batch * c.seq * c.heads * c.head_dim));
+  test::FillNormal(x.data(), x.size(), 4242);
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(),
+                            1e-40f,
+                            3.0e38f,
+                            -3.3e38f,
+                            0.0f,
+                            -0.0f};
+  for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); ++i) {
+    x[(i * 37 + 3) % x.size()] = specials[i];
+  }
+  return x;
+}
+
+enum class Path { kOnTheFly, kTable };
+
+// Tables start at position 0 and hold every row up to the largest id: keep them small.
+bool TableFriendly(const BatteryCase& c) {
+  return *std::min_element(c.ids.begin(), c.ids.end()) >= 0 &&
+         *std::max_element(c.ids.begin(), c.ids.end()) < 200000;
+}
+
+std::vector<float> RunBattery(int max_threads, Path path) {
+  std::vector<float> all;
+  for (const BatteryCase& c : Battery()) {
+    std::vector<float> q = BatteryInput(c);
+    std::vector<float> out(q.size());
+    RopeTensors t;
+    t.q = TensorBSHD(q.data(), c.batch, c.seq, c.heads, c.head_dim);
+    t.q_out = TensorBSHD(out.data(), c.batch, c.seq, c.heads, c.head_dim);
+    RopeParams p;
+    p.pairs = c.pairs;
+    p.inverse = c.inverse;
+    p.rotary_dim = c.rotary_dim;
+    p.freqs.base = c.base;
+    p.freqs.attention_factor = c.factor;
+    p.positions = Positions::Ids(c.ids.data());
+    p.exec.max_threads = max_threads;
+    std::shared_ptr<const RopeTable> table;
+    if (path == Path::kTable) {
+      int64_t max_pos = 0;
+      for (int64_t id : c.ids) max_pos = std::max(max_pos, id + 1);
+      if (!TableFriendly(c)) continue;
+      EXPECT_TRUE(RopeTable::Create(c.rotary_dim, p.freqs, max_pos, &table).ok());
+      p.source = CosSinSource::Table(table.get());
+    }
+    const Status st = ApplyRope(t, p);
+    EXPECT_TRUE(st.ok()) << c.name << ": " << st.message();
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  return all;
+}
+
+// Rows of the table path are compared with the on-the-fly rows of the same cases.
+std::vector<float> OnTheFlyRowsOfTableCases(int max_threads) {
+  std::vector<float> all;
+  for (const BatteryCase& c : Battery()) {
+    if (!TableFriendly(c)) continue;
+    std::vector<float> q = BatteryInput(c);
+    RopeTensors t;
+    t.q = TensorBSHD(q.data(), c.batch, c.seq, c.heads, c.head_dim);
+    RopeParams p;
+    p.pairs = c.pairs;
+    p.inverse = c.inverse;
+    p.rotary_dim = c.rotary_dim;
+    p.freqs.base = c.base;
+    p.freqs.attention_factor = c.factor;
+    p.positions = Positions::Ids(c.ids.data());
+    p.exec.max_threads = max_threads;
+    EXPECT_TRUE(ApplyRope(t, p).ok());
+    all.insert(all.end(), q.begin(), q.end());
+  }
+  return all;
+}
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+TEST(RopeReproducibilityTest, BitwiseIdenticalAcrossTargetsThreadsAndPaths) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_GE(targets.size(), 2u) << "need at least one SIMD target and the scalar fallback";
+  std::vector<float> expected;
+  std::string expected_from;
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int threads : {1, 2, 8}) {
+      const std::vector<float> got = RunBattery(threads, Path::kOnTheFly);
+      if (expected.empty()) {
+        expected = got;
+        expected_from = hwy::TargetName(target);
+        continue;
+      }
+      EXPECT_TRUE(SameBits(expected, got))
+          << hwy::TargetName(target) << " with " << threads << " threads differs from "
+          << expected_from;
+    }
+    EXPECT_TRUE(SameBits(RunBattery(1, Path::kTable), OnTheFlyRowsOfTableCases(1)))
+        << hwy::TargetName(target) << ": table path differs from on-the-fly";
+    EXPECT_TRUE(SameBits(RunBattery(2, Path::kTable), OnTheFlyRowsOfTableCases(2)))
+        << hwy::TargetName(target) << ": table path differs from on-the-fly (2 threads)";
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// A deliberately perturbed input must change the bits: the comparison above can fail.
+TEST(RopeReproducibilityTest, ComparisonDetectsOneUlpChange) {
+  std::vector<float> a = RunBattery(1, Path::kOnTheFly);
+  std::vector<float> b = a;
+  b[b.size() / 2] = std::nextafter(b[b.size() / 2], INFINITY);
+  EXPECT_FALSE(SameBits(a, b));
+}
+
+}  // namespace
+}  // namespace posenc
