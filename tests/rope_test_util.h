@@ -19,11 +19,7 @@ namespace test {
 // max(|x|, |y|) of its input pair, measured against reference::ApplyRopeF64.
 constexpr double kMaxUlp = 2.0;
 
-inline double UlpOf(double m) {
-  m = std::fabs(m);
-  if (m < 1.1754943508222875e-38) return 1.401298464324817e-45;  // subnormal spacing
-  return std::ldexp(1.0, std::ilogb(m) - 23);
-}
+inline double UlpOf(double m) { return reference::UlpF32(m); }
 
 // A float buffer with `lead` floats in front of the data (misalignment) and a guard zone after
 // it; every element starts as `fill`.
@@ -84,32 +80,6 @@ inline int64_t Partner(int64_t j, int64_t rotary_dim, PairLayout pairs) {
   if (pairs == PairLayout::kInterleaved) return j ^ 1;
   const int64_t half = rotary_dim / 2;
   return j < half ? j + half : j - half;
-}
-
-// Largest error of `got` (a view) against `exact` (contiguous doubles), in ulp of max(|x|, |y|)
-// of each element's input pair (`in` is the input view, read before any in-place write, so pass
-// a copy). Elements past rotary_dim must equal the input exactly: any difference returns +inf.
-inline double MaxUlpError(const Tensor& got, const Tensor& in, const std::vector<double>& exact,
-                          int64_t rotary_dim, PairLayout pairs) {
-  double worst = 0.0;
-  size_t flat = 0;
-  for (int64_t b = 0; b < got.shape[0]; ++b)
-    for (int64_t s = 0; s < got.shape[1]; ++s)
-      for (int64_t h = 0; h < got.shape[2]; ++h)
-        for (int64_t j = 0; j < got.shape[3]; ++j, ++flat) {
-          const float g = At(got, b, s, h, j);
-          const float x = At(in, b, s, h, j);
-          if (j >= rotary_dim) {
-            if (std::memcmp(&g, &x, 4) != 0) return INFINITY;
-            continue;
-          }
-          const float y = At(in, b, s, h, Partner(j, rotary_dim, pairs));
-          const double m = std::max(std::fabs(x), std::fabs(y));
-          const double err = std::fabs(static_cast<double>(g) - exact[flat]);
-          if (std::isnan(g)) return INFINITY;
-          worst = std::max(worst, err / UlpOf(m));
-        }
-  return worst;
 }
 
 }  // namespace test
@@ -224,7 +194,8 @@ inline RopeOutcome RunRopeCase(const RopeCase& c, bool use_reference = false) {
     const std::vector<double>& exact = side == &q ? q64 : k64;
     const Tensor& out = c.in_place ? side->in : side->out;
     const Tensor& src = side == &q ? copies.q : copies.k;
-    o.max_ulp = std::max(o.max_ulp, MaxUlpError(out, src, exact, rotary, c.params.pairs));
+    o.max_ulp = std::max(o.max_ulp, reference::MaxPairUlpError(out, src, exact.data(), rotary,
+                                                                 c.params.pairs));
     (side == &q ? o.q : o.k) = detail::Gather(out);
     if (c.in_place) {
       o.outside_untouched &= detail::OutsideUntouched(side->in, side->in_buf.storage.data(),

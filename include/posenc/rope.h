@@ -174,6 +174,17 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
 // The tensors' own outputs are not written.
 Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
                     double* k_out64);
+
+// ulp(m): the spacing of f32 numbers at |m| (2^-149 for subnormal and zero m).
+double UlpF32(double m);
+
+// The accuracy measure of the contract: the largest |out - exact| over all elements of `out` (an
+// f32 view), in ulp of max(|x|, |y|) of the element's input pair taken from `in` (the input
+// values before the call, same shape). `exact` is contiguous [batch, seq, heads, head_dim] as
+// written by ApplyRopeF64. Pass-through elements (index >= rotary_dim) must equal the input
+// bit for bit, and a NaN output where exact is not NaN counts as an error: either returns +inf.
+double MaxPairUlpError(const Tensor& out, const Tensor& in, const double* exact,
+                       int64_t rotary_dim, PairLayout pairs);
 }  // namespace reference
 
 }  // namespace posenc

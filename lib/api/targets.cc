@@ -30,6 +30,15 @@ int64_t TargetBit(const std::string& name) {
   return 0;
 }
 
+// hwy::SupportedTargets() in Highway 1.0.3 re-detects the CPU and, as a side effect, re-chooses
+// the dispatch target from the *uncapped* set. Every query goes through here, which re-chooses
+// from the capped set afterwards.
+int64_t CappedSupportedTargets() {
+  const int64_t targets = hwy::SupportedTargets();
+  hwy::GetChosenTarget().Update(targets);
+  return targets;
+}
+
 std::vector<std::string> Names(int64_t mask) {
   std::vector<std::string> names;
   for (int64_t t = mask; t != 0; t &= t - 1) names.emplace_back(hwy::TargetName(t & -t));
@@ -39,6 +48,7 @@ std::vector<std::string> Names(int64_t mask) {
 Status ApplyCap(const std::string& name, const char* what) {
   if (name.empty()) {
     hwy::DisableTargets(0);
+    CappedSupportedTargets();
     return Status::Ok();
   }
   const int64_t bit = TargetBit(name);
@@ -48,6 +58,8 @@ Status ApplyCap(const std::string& name, const char* what) {
   }
   // Better targets have smaller bits: disable every bit below the cap.
   hwy::DisableTargets(bit - 1);
+  // 1.0.3's DisableTargets leaves the cached choice in place: re-choose now.
+  CappedSupportedTargets();
   return Status::Ok();
 }
 
@@ -71,7 +83,7 @@ std::vector<std::string> CompiledTargets() { return Names(HWY_TARGETS); }
 
 std::vector<std::string> SupportedTargets() {
   api::EnsureTargetsInitialized();
-  return Names(hwy::SupportedTargets() & HWY_TARGETS);
+  return Names(CappedSupportedTargets() & HWY_TARGETS);
 }
 
 std::string ChosenTarget() {

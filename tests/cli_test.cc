@@ -1,0 +1,186 @@
+// The posenc command-line tool, run as a user would: exit codes, messages, output files.
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "posenc/rope.h"
+#include "tests/rope_test_util.h"
+#include "tools/posenc/npy.h"
+
+namespace posenc {
+namespace {
+
+const std::string kCli = POSENC_CLI_PATH;
+const std::string kOnnx = std::string(POSENC_SHARED_DIR) + "/conformance/onnx/";
+
+struct Result {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+Result RunCli(const std::string& args, const std::string& env = "") {
+  const std::string cmd = env + " " + kCli + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/posenc_cli_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+bool Exists(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f) std::fclose(f);
+  return f != nullptr;
+}
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(CliTest, InfoListsTargets) {
+  const Result r = RunCli("info");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("compiled targets:"), std::string::npos);
+  EXPECT_NE(r.output.find("chosen target:"), std::string::npos);
+}
+
+TEST(CliTest, MaxTargetEnvironmentCapsAndRejectsUnknownNames) {
+  Result r = RunCli("info", "POSENC_MAX_TARGET=SSE4");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("chosen target:     SSE4"), std::string::npos) << r.output;
+  r = RunCli("info", "POSENC_MAX_TARGET=SCALAR");
+  EXPECT_NE(r.output.find("chosen target:     SCALAR"), std::string::npos) << r.output;
+  r = RunCli("info", "POSENC_MAX_TARGET=AVX9");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_NE(r.output.find("POSENC_MAX_TARGET = \"AVX9\""), std::string::npos) << r.output;
+}
+
+// The ONNX case with position ids through the CLI, compared with ONNX's expected output.
+TEST(CliTest, RopeOnOnnxCaseWithPositionIds) {
+  const std::string dir = kOnnx + "test_rotary_embedding/";
+  const std::string out = TempPath("onnx_y.npy");
+  const Result r = RunCli("rope --q " + dir + "input_0_X.npy --layout bhsd --cos " + dir +
+                       "input_1_cos_cache.npy --sin " + dir + "input_2_sin_cache.npy --positions " +
+                       dir + "input_3_position_ids.npy --out-q " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  npy::Array got, expected, x;
+  ASSERT_EQ(npy::Load(out, &got), "");
+  ASSERT_EQ(npy::Load(dir + "output_0_Y.npy", &expected), "");
+  ASSERT_EQ(npy::Load(dir + "input_0_X.npy", &x), "");
+  ASSERT_EQ(got.shape, expected.shape);
+  double max_abs = 0, worst = 0;
+  for (int64_t i = 0; i < x.size(); ++i) max_abs = std::max(max_abs, double{std::fabs(x.as<float>()[i])});
+  for (int64_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::fabs(double{got.as<float>()[i]} - expected.as<float>()[i]));
+  }
+  EXPECT_LE(worst, 4 * test::UlpOf(max_abs));  // as in rope_conformance_test
+  std::remove(out.c_str());
+}
+
+// 3-D input with --num-heads, per-token caches (no position ids).
+TEST(CliTest, RopeOnOnnx3dCase) {
+  const std::string dir = kOnnx + "test_rotary_embedding_3d_input/";
+  const std::string out = TempPath("onnx3d_y.npy");
+  const Result r = RunCli("rope --q " + dir + "input_0_X.npy --layout bsd --num-heads 4 --cos " + dir +
+                       "input_1_cos_cache.npy --sin " + dir + "input_2_sin_cache.npy --positions " +
+                       dir + "input_3_position_ids.npy --out-q " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  npy::Array got, expected;
+  ASSERT_EQ(npy::Load(out, &got), "");
+  ASSERT_EQ(npy::Load(dir + "output_0_Y.npy", &expected), "");
+  for (int64_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got.as<float>()[i], expected.as<float>()[i], 2e-6) << i;
+  }
+  std::remove(out.c_str());
+}
+
+// q and k with a base, an offset and --inverse: bitwise equal to the library call.
+TEST(CliTest, RopeMatchesLibraryBitwise) {
+  npy::Array q{"<f4", {1, 3, 2, 8}, std::vector<unsigned char>(48 * 4)};
+  npy::Array k{"<f4", {1, 3, 1, 8}, std::vector<unsigned char>(24 * 4)};
+  test::FillNormal(q.as<float>(), 48, 5);
+  test::FillNormal(k.as<float>(), 24, 6);
+  const std::string qp = TempPath("q.npy"), kp = TempPath("k.npy");
+  const std::string oq = TempPath("oq.npy"), ok = TempPath("ok.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  ASSERT_EQ(npy::Save(kp, k), "");
+  const Result r = RunCli("rope --q " + qp + " --k " + kp + " --pairs interleaved --rotary-dim 6 "
+                       "--base 500000 --offset 77 --inverse --attention-factor 1.25 --out-q " +
+                       oq + " --out-k " + ok);
+  ASSERT_EQ(r.code, 0) << r.output;
+  RopeTensors t;
+  t.q = TensorBSHD(q.as<float>(), 1, 3, 2, 8);
+  t.k = TensorBSHD(k.as<float>(), 1, 3, 1, 8);
+  RopeParams p;
+  p.pairs = PairLayout::kInterleaved;
+  p.rotary_dim = 6;
+  p.freqs.base = 500000;
+  p.freqs.attention_factor = 1.25;
+  p.inverse = true;
+  p.positions = Positions::Offset(77);
+  ASSERT_TRUE(ApplyRope(t, p).ok());
+  npy::Array gq, gk;
+  ASSERT_EQ(npy::Load(oq, &gq), "");
+  ASSERT_EQ(npy::Load(ok, &gk), "");
+  EXPECT_EQ(gq.bytes, q.bytes);
+  EXPECT_EQ(gk.bytes, k.bytes);
+  for (const std::string& f : {qp, kp, oq, ok}) std::remove(f.c_str());
+}
+
+TEST(CliTest, BadArgumentsExitTwoWithOneLineAndNoOutput) {
+  npy::Array q{"<f4", {1, 2, 1, 8}, std::vector<unsigned char>(16 * 4)};
+  const std::string qp = TempPath("bad_q.npy"), out = TempPath("bad_out.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"rope --out-q " + out, "--q"},
+      {"rope --q " + qp + " --out-q " + out + " --rotary-dim 7", "rotary_dim = 7"},
+      {"rope --q " + qp + " --out-q " + out + " --layout xyz", "--layout"},
+      {"rope --q " + qp + " --out-q " + out + " --layout bsd", "--num-heads"},
+      {"rope --q /nonexistent.npy --out-q " + out, "cannot open"},
+      {"rope --q " + qp + " --out-q " + out + " --base 10 --inv-freq " + qp, "excludes"},
+      {"rope --q " + qp + " --out-q " + out + " --base -1", "freqs.base = -1"},
+      {"rope --q " + qp + " --out-q " + out + " --inv-freq " + qp, "--inv-freq"},
+      {"rope --q " + qp + " --k " + qp + " --out-q " + out, "--out-k"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
+    EXPECT_FALSE(Exists(out)) << args;
+    std::remove(out.c_str());
+  }
+  std::remove(qp.c_str());
+}
+
+TEST(CliTest, DemoPassesOnEveryTarget) {
+  const Result r = RunCli("demo");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("all targets within the bound and bitwise equal to scalar"),
+            std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace posenc

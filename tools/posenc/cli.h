@@ -1,0 +1,27 @@
+// The posenc command-line tool: one function per subcommand, registered in main.cc.
+#ifndef POSENC_TOOLS_POSENC_CLI_H_
+#define POSENC_TOOLS_POSENC_CLI_H_
+
+#include <stdexcept>
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace posenc {
+namespace cli {
+
+// A user error: main prints "posenc: error: <message>" on one line and exits with code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Each Add* registers a subcommand on `app`; the callback runs it (throwing UsageError on bad
+// input, before any output file is written).
+void AddInfo(CLI::App& app);
+void AddRope(CLI::App& app);
+void AddDemo(CLI::App& app);
+
+}  // namespace cli
+}  // namespace posenc
+
+#endif  // POSENC_TOOLS_POSENC_CLI_H_

@@ -1,0 +1,190 @@
+// posenc rope: applies RoPE to NumPy .npy files.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posenc/rope.h"
+#include "tools/posenc/cli.h"
+#include "tools/posenc/npy.h"
+
+namespace posenc {
+namespace cli {
+namespace {
+
+struct RopeArgs {
+  std::string q, k, layout = "bshd", pairs = "half", inv_freq, cos, sin, positions, out_q, out_k;
+  int64_t num_heads = 0, num_kv_heads = 0, rotary_dim = 0, offset = 0;
+  double base = 10000.0, attention_factor = 1.0;
+  bool inverse = false;
+};
+
+npy::Array LoadOrThrow(const std::string& flag, const std::string& path) {
+  npy::Array a;
+  const std::string err = npy::Load(path, &a);
+  if (!err.empty()) throw UsageError(flag + " " + err);
+  return a;
+}
+
+std::string ShapeOf(const npy::Array& a) {
+  std::string s = "(";
+  for (size_t i = 0; i < a.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(a.shape[i]);
+  return s + ")";
+}
+
+// View of a q or k array in the chosen layout.
+Tensor ViewOf(const std::string& flag, npy::Array& a, const std::string& layout, int64_t heads) {
+  if (a.descr != "<f4") {
+    throw UsageError(flag + " " + ": dtype '" + a.descr + "' is not supported (float32 '<f4' only)");
+  }
+  const size_t rank = layout == "bsd" ? 3 : 4;
+  if (a.shape.size() != rank) {
+    throw UsageError(flag + ": shape " + ShapeOf(a) + " has rank " + std::to_string(a.shape.size()) +
+                     ", --layout " + layout + " needs rank " + std::to_string(rank));
+  }
+  for (int64_t d : a.shape) {
+    if (d <= 0) throw UsageError(flag + ": shape " + ShapeOf(a) + " has an empty axis");
+  }
+  if (layout == "bshd") {
+    return TensorBSHD(a.as<float>(), a.shape[0], a.shape[1], a.shape[2], a.shape[3]);
+  }
+  if (layout == "bhsd") {
+    return TensorBHSD(a.as<float>(), a.shape[0], a.shape[1], a.shape[2], a.shape[3]);
+  }
+  if (a.shape[2] % heads != 0) {
+    throw UsageError(flag + ": last axis " + std::to_string(a.shape[2]) +
+                     " is not a multiple of the head count " + std::to_string(heads));
+  }
+  return TensorBSHD(a.as<float>(), a.shape[0], a.shape[1], heads, a.shape[2] / heads);
+}
+
+void RunRope(const RopeArgs& args) {
+  if (args.layout == "bsd" && args.num_heads <= 0) {
+    throw UsageError("--layout bsd needs --num-heads N (N > 0)");
+  }
+  if (!args.k.empty() && args.out_k.empty()) throw UsageError("--k needs --out-k FILE");
+  if (args.k.empty() && !args.out_k.empty()) throw UsageError("--out-k needs --k FILE");
+
+  npy::Array q = LoadOrThrow("--q", args.q);
+  npy::Array k;
+  RopeTensors t;
+  t.q = ViewOf("--q", q, args.layout, args.num_heads);
+  if (!args.k.empty()) {
+    k = LoadOrThrow("--k", args.k);
+    t.k = ViewOf("--k", k, args.layout, args.num_kv_heads > 0 ? args.num_kv_heads : args.num_heads);
+  }
+  npy::Array out_q{q.descr, q.shape, std::vector<unsigned char>(q.bytes.size())};
+  npy::Array out_k{k.descr, k.shape, std::vector<unsigned char>(k.bytes.size())};
+  t.q_out = t.q;
+  t.q_out.data = out_q.bytes.data();
+  if (t.k.present()) {
+    t.k_out = t.k;
+    t.k_out.data = out_k.bytes.data();
+  }
+
+  RopeParams p;
+  p.pairs = args.pairs == "interleaved" ? PairLayout::kInterleaved : PairLayout::kHalf;
+  p.rotary_dim = args.rotary_dim;
+  p.inverse = args.inverse;
+  p.freqs.base = args.base;
+  p.freqs.attention_factor = args.attention_factor;
+  const int64_t batch = t.q.shape[0], seq = t.q.shape[1];
+  const int64_t half = (args.rotary_dim > 0 ? args.rotary_dim : t.q.shape[3]) / 2;
+
+  std::vector<double> inv_freq;
+  if (!args.inv_freq.empty()) {
+    const npy::Array a = LoadOrThrow("--inv-freq", args.inv_freq);
+    if (a.shape.size() != 1 || (a.descr != "<f8" && a.descr != "<f4")) {
+      throw UsageError("--inv-freq " + args.inv_freq + ": must be a 1-D float64 or float32 array, got '" +
+                       a.descr + "' " + ShapeOf(a));
+    }
+    inv_freq = npy::ToDoubles(a);
+    p.freqs.inv_freq = inv_freq.data();
+    p.freqs.inv_freq_len = static_cast<int64_t>(inv_freq.size());
+  }
+  std::vector<int64_t> ids;
+  if (!args.positions.empty()) {
+    const npy::Array a = LoadOrThrow("--positions", args.positions);
+    if ((a.descr != "<i4" && a.descr != "<i8") || a.shape.size() != 2 || a.shape[0] != batch ||
+        a.shape[1] != seq) {
+      throw UsageError("--positions " + args.positions + ": must be int32/int64 [batch, seq] = (" +
+                       std::to_string(batch) + ", " + std::to_string(seq) + "), got '" + a.descr +
+                       "' " + ShapeOf(a));
+    }
+    ids = npy::ToInt64(a);
+    p.positions = Positions::Ids(ids.data());
+  } else {
+    p.positions = Positions::Offset(args.offset);
+  }
+  npy::Array cos, sin;
+  if (!args.cos.empty()) {
+    cos = LoadOrThrow("--cos", args.cos);
+    sin = LoadOrThrow("--sin", args.sin);
+    if (cos.shape != sin.shape || cos.descr != "<f4" || sin.descr != "<f4") {
+      throw UsageError("--cos/--sin: must be float32 arrays of one shape, got '" + cos.descr + "' " +
+                       ShapeOf(cos) + " and '" + sin.descr + "' " + ShapeOf(sin));
+    }
+    CosSinCache cache;
+    cache.cos = cos.as<float>();
+    cache.sin = sin.as<float>();
+    if (cos.shape.size() == 2 && cos.shape[1] == half) {
+      cache.kind = CosSinCache::Kind::kByPosition;
+      cache.rows = cos.shape[0];
+    } else if (cos.shape.size() == 3 && cos.shape[0] == batch && cos.shape[1] == seq &&
+               cos.shape[2] == half) {
+      cache.kind = CosSinCache::Kind::kPerToken;
+    } else {
+      throw UsageError("--cos " + args.cos + ": shape " + ShapeOf(cos) + " is neither [max_pos, " +
+                       std::to_string(half) + "] nor [batch, seq, rotary_dim/2] = [" +
+                       std::to_string(batch) + ", " + std::to_string(seq) + ", " +
+                       std::to_string(half) + "]");
+    }
+    p.source = CosSinSource::Cache(cache);
+  }
+
+  const Status st = ApplyRope(t, p);
+  if (!st.ok()) throw UsageError(st.message());
+  std::string err = npy::Save(args.out_q, out_q);
+  if (err.empty() && t.k.present()) {
+    err = npy::Save(args.out_k, out_k);
+    if (!err.empty()) std::remove(args.out_q.c_str());
+  }
+  if (!err.empty()) throw std::runtime_error(err);
+}
+
+}  // namespace
+
+void AddRope(CLI::App& app) {
+  auto args = std::make_shared<RopeArgs>();
+  CLI::App* cmd = app.add_subcommand("rope", "Apply RoPE to .npy tensors (float32)");
+  cmd->add_option("--q", args->q, "q tensor (.npy, float32)")->required();
+  cmd->add_option("--k", args->k, "k tensor (.npy, float32)");
+  cmd->add_option("--layout", args->layout, "bshd, bhsd or bsd ([batch, seq, heads*head_dim])")
+      ->check(CLI::IsMember({"bshd", "bhsd", "bsd"}));
+  cmd->add_option("--num-heads", args->num_heads, "q heads (layout bsd)");
+  cmd->add_option("--num-kv-heads", args->num_kv_heads, "k heads (layout bsd; default --num-heads)");
+  cmd->add_option("--pairs", args->pairs, "half (NeoX/HF) or interleaved (GPT-J/Meta)")
+      ->check(CLI::IsMember({"half", "interleaved"}));
+  cmd->add_option("--rotary-dim", args->rotary_dim, "rotated channels (default head_dim)");
+  CLI::Option* base = cmd->add_option("--base", args->base, "rope_theta (default 10000)");
+  CLI::Option* inv = cmd->add_option("--inv-freq", args->inv_freq, "1-D inv_freq (.npy, f64/f32)");
+  CLI::Option* cos = cmd->add_option("--cos", args->cos, "cos cache [max_pos, R/2] or [batch, seq, R/2]");
+  CLI::Option* sin = cmd->add_option("--sin", args->sin, "sin cache, same shape as --cos");
+  CLI::Option* pos = cmd->add_option("--positions", args->positions, "position ids [batch, seq] (int32/int64)");
+  CLI::Option* off = cmd->add_option("--offset", args->offset, "first position (default 0)");
+  CLI::Option* factor =
+      cmd->add_option("--attention-factor", args->attention_factor, "multiplies cos and sin");
+  cmd->add_flag("--inverse", args->inverse, "rotate by -theta");
+  cmd->add_option("--out-q", args->out_q, "output for q (.npy)")->required();
+  cmd->add_option("--out-k", args->out_k, "output for k (.npy)");
+  base->excludes(inv)->excludes(cos);
+  inv->excludes(cos);
+  factor->excludes(cos);
+  cos->needs(sin);
+  sin->needs(cos);
+  pos->excludes(off);
+  cmd->callback([args] { RunRope(*args); });
+}
+
+}  // namespace cli
+}  // namespace posenc

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: a Release build (library, CLI, benchmarks, all tests on
+# every SIMD target this CPU runs), then the tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer. Set POSENC_SHARED_DIR if shared/ is not beside the repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+jobs="${JOBS:-$(nproc)}"
+shared=()
+[ -n "${POSENC_SHARED_DIR:-}" ] && shared=(-DPOSENC_SHARED_DIR="$POSENC_SHARED_DIR")
+
+start=$(date +%s)
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release "${shared[@]}"
+cmake --build build/release -j"$jobs"
+ctest --test-dir build/release --output-on-failure -j"$jobs"
+echo "test.sh: release build + tests took $(( $(date +%s) - start )) s"
+
+start=$(date +%s)
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_BENCH=OFF "${shared[@]}"
+cmake --build build/asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build/asan --output-on-failure -j"$jobs"
+echo "test.sh: sanitizer build + tests took $(( $(date +%s) - start )) s"
