@@ -11,7 +11,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "posenc/freqs.h"
 #include "posenc/rope.h"
 #include "tests/rope_test_util.h"
 #include "tools/posenc/npy.h"
@@ -21,6 +23,7 @@ namespace {
 
 const std::string kCli = POSENC_CLI_PATH;
 const std::string kOnnx = std::string(POSENC_SHARED_DIR) + "/conformance/onnx/";
+const std::string kConfigs = std::string(POSENC_SOURCE_DIR) + "/tools/configs/";
 
 struct Result {
   int code;
@@ -172,6 +175,48 @@ TEST(CliTest, BadArgumentsExitTwoWithOneLineAndNoOutput) {
     std::remove(out.c_str());
   }
   std::remove(qp.c_str());
+}
+
+TEST(CliTest, FreqsPrintsRoundTrippableJson) {
+  const Result r = RunCli("freqs --config " + kConfigs + "phi-3-mini-128k.json --seq-len 5000");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  RopeConfig c;
+  ASSERT_TRUE(LoadHfConfig(kConfigs + "phi-3-mini-128k.json", &c).ok());
+  RopeFrequencies f;
+  ASSERT_TRUE(ComputeFrequencies(c, 5000, &f).ok());
+  EXPECT_EQ(j["rope_type"], "longrope");
+  EXPECT_EQ(j["head_dim"], 96);
+  EXPECT_EQ(j["rotary_dim"], 96);
+  EXPECT_EQ(j["inv_freq"].get<std::vector<double>>(), f.inv_freq);  // bit-exact round trip
+  EXPECT_EQ(j["attention_factor"].get<double>(), f.attention_factor);
+  const Result bad = RunCli("freqs --config " + kConfigs + "nonexistent.json");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(Lines(bad.output), 1) << bad.output;
+}
+
+TEST(CliTest, RopeWithConfigMatchesLibrary) {
+  npy::Array q{"<f4", {1, 4, 2, 96}, std::vector<unsigned char>(4 * 2 * 96 * 4)};
+  test::FillNormal(q.as<float>(), 4 * 2 * 96, 8);
+  const std::string qp = TempPath("cfg_q.npy"), oq = TempPath("cfg_oq.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  const Result r = RunCli("rope --q " + qp + " --config " + kConfigs +
+                          "phi-3-mini-128k.json --offset 4094 --out-q " + oq);
+  ASSERT_EQ(r.code, 0) << r.output;
+  RopeConfig c;
+  ASSERT_TRUE(LoadHfConfig(kConfigs + "phi-3-mini-128k.json", &c).ok());
+  RopeTensors t;
+  t.q = TensorBSHD(q.as<float>(), 1, 4, 2, 96);
+  RopeParams p;
+  p.positions = Positions::Offset(4094);  // largest position 4097 -> L = 4098 > 4096: long factors
+  ASSERT_TRUE(ApplyRope(t, c, p).ok());
+  npy::Array got;
+  ASSERT_EQ(npy::Load(oq, &got), "");
+  EXPECT_EQ(got.bytes, q.bytes);
+  const Result conflict = RunCli("rope --q " + qp + " --config " + kConfigs +
+                                 "phi-3-mini-128k.json --base 100 --out-q " + oq);
+  EXPECT_EQ(conflict.code, 2);
+  for (const std::string& f : {qp, oq}) std::remove(f.c_str());
 }
 
 TEST(CliTest, DemoPassesOnEveryTarget) {

@@ -125,6 +125,13 @@ Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const c
 
 }  // namespace
 
+Status LargestPosition(const Positions& positions, int64_t batch, int64_t seq, int64_t* out) {
+  Status st = CheckPositions(positions, batch, seq);
+  if (!st.ok()) return st;
+  *out = RangeOf(positions, batch, seq).max;
+  return Status::Ok();
+}
+
 Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
   if (!std::isfinite(freqs.attention_factor)) {
     return Err(StatusCode::kInvalidArgument, "freqs.attention_factor = ", freqs.attention_factor,

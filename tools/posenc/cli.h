@@ -20,6 +20,7 @@ struct UsageError : std::runtime_error {
 void AddInfo(CLI::App& app);
 void AddRope(CLI::App& app);
 void AddDemo(CLI::App& app);
+void AddFreqs(CLI::App& app);
 
 }  // namespace cli
 }  // namespace posenc

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "posenc/freqs.h"
 #include "posenc/rope.h"
 #include "tools/posenc/cli.h"
 #include "tools/posenc/npy.h"
@@ -14,7 +15,8 @@ namespace {
 
 struct RopeArgs {
   std::string q, k, layout = "bshd", pairs = "half", inv_freq, cos, sin, positions, out_q, out_k;
-  int64_t num_heads = 0, num_kv_heads = 0, rotary_dim = 0, offset = 0;
+  std::string config;
+  int64_t num_heads = 0, num_kv_heads = 0, rotary_dim = 0, offset = 0, seq_len = -1;
   double base = 10000.0, attention_factor = 1.0;
   bool inverse = false;
 };
@@ -142,7 +144,30 @@ void RunRope(const RopeArgs& args) {
     p.source = CosSinSource::Cache(cache);
   }
 
-  const Status st = ApplyRope(t, p);
+  Status st;
+  if (!args.config.empty()) {
+    RopeConfig config;
+    st = LoadHfConfig(args.config, &config);
+    if (!st.ok()) throw UsageError(st.message());
+    RopeFrequencies f;
+    if (args.seq_len >= 0) {  // explicit length: frequencies for it
+      st = ComputeFrequencies(config, args.seq_len, &f);
+      if (!st.ok()) throw UsageError(st.message());
+      if (args.rotary_dim != 0 && args.rotary_dim != f.rotary_dim) {
+        throw UsageError("--rotary-dim " + std::to_string(args.rotary_dim) +
+                         ": the config gives rotary_dim = " + std::to_string(f.rotary_dim));
+      }
+      p.rotary_dim = f.rotary_dim;
+      p.freqs.inv_freq = f.inv_freq.data();
+      p.freqs.inv_freq_len = static_cast<int64_t>(f.inv_freq.size());
+      p.freqs.attention_factor = f.attention_factor;
+      st = ApplyRope(t, p);
+    } else {  // the library derives the length from the positions
+      st = ApplyRope(t, config, p);
+    }
+  } else {
+    st = ApplyRope(t, p);
+  }
   if (!st.ok()) throw UsageError(st.message());
   std::string err = npy::Save(args.out_q, out_q);
   if (err.empty() && t.k.present()) {
@@ -175,6 +200,12 @@ void AddRope(CLI::App& app) {
   CLI::Option* factor =
       cmd->add_option("--attention-factor", args->attention_factor, "multiplies cos and sin");
   cmd->add_flag("--inverse", args->inverse, "rotate by -theta");
+  CLI::Option* config =
+      cmd->add_option("--config", args->config, "HF config.json: frequencies, factor, rotary_dim");
+  CLI::Option* seq_len = cmd->add_option(
+      "--seq-len", args->seq_len, "sequence length for --config (default: largest position + 1)");
+  config->excludes(base)->excludes(inv)->excludes(cos)->excludes(factor);
+  seq_len->needs(config);
   cmd->add_option("--out-q", args->out_q, "output for q (.npy)")->required();
   cmd->add_option("--out-k", args->out_k, "output for k (.npy)");
   base->excludes(inv)->excludes(cos);

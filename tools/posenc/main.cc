@@ -1,4 +1,4 @@
-// posenc: command-line front end of the library (info, rope, demo).
+// posenc: command-line front end of the library (info, rope, freqs, demo).
 #include <cstdio>
 #include <exception>
 
@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   posenc::cli::AddInfo(app);
   posenc::cli::AddRope(app);
   posenc::cli::AddDemo(app);
+  posenc::cli::AddFreqs(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
