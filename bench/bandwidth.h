@@ -1,0 +1,17 @@
+// Bandwidth baselines measured on the same bytes as the kernel under test.
+#ifndef POSENC_BENCH_BANDWIDTH_H_
+#define POSENC_BENCH_BANDWIDTH_H_
+
+#include <cstddef>
+
+namespace posenc {
+namespace bench {
+
+// x[i] *= scale for i < n, in place (reads and writes every byte once, like RoPE in place), with
+// the best SIMD target of this CPU.
+void ScaleInPlace(float* x, size_t n, float scale);
+
+}  // namespace bench
+}  // namespace posenc
+
+#endif  // POSENC_BENCH_BANDWIDTH_H_
