@@ -54,11 +54,17 @@ struct Case {
   Source source;
   std::string target;
   int threads;
+  RotationArithmetic arithmetic = RotationArithmetic::kF64;
 };
+
+const char* ArithmeticName(RotationArithmetic a) {
+  return a == RotationArithmetic::kF64 ? "f64" : "f32";
+}
 
 std::string CaseName(const Case& c) {
   return c.model->name + "/tokens:" + std::to_string(c.tokens) + "/f32/" + PairLayoutName(c.pairs) +
-         "/" + SourceName(c.source) + "/" + c.target + "/threads:" + std::to_string(c.threads);
+         "/" + SourceName(c.source) + "/arith:" + ArithmeticName(c.arithmetic) + "/" + c.target +
+         "/threads:" + std::to_string(c.threads);
 }
 
 constexpr int64_t kDecodePosition = 4000;
@@ -92,6 +98,7 @@ struct Tensors {
 RopeParams ParamsFor(const Case& c) {
   RopeParams p;
   p.pairs = c.pairs;
+  p.arithmetic = c.arithmetic;
   p.rotary_dim = c.model->rotary_dim;
   p.freqs.base = c.model->rope_theta;
   p.positions = Positions::Offset(c.tokens == 1 ? kDecodePosition : 0);
@@ -141,7 +148,8 @@ void ScaleBuffers(Tensors& t, int threads) {
 // posenc::reference seconds per token for the shape (8 tokens, measured once).
 double ReferenceSecondsPerToken(const Case& c) {
   static std::map<std::string, double> cache;
-  const std::string key = c.model->name + PairLayoutName(c.pairs) + SourceName(c.source);
+  const std::string key = c.model->name + PairLayoutName(c.pairs) + SourceName(c.source) +
+                          ArithmeticName(c.arithmetic);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   Case small = c;
@@ -211,23 +219,30 @@ void RunCase(benchmark::State& state, const Case& c) {
 std::vector<Case> Cases(bool quick) {
   std::vector<Case> cases;
   const std::vector<std::string> targets = SupportedTargets();
+  const RotationArithmetic kBoth[] = {RotationArithmetic::kF64, RotationArithmetic::kF32};
   if (quick) {
     const ModelShape* m = FindModelShape("llama3-8b");
     for (int64_t tokens : {1, 512, 4096})
       for (Source s : {Source::kOnTheFly, Source::kTable})
-        for (int threads : {1, 2}) {
-          if (tokens == 1 && threads == 2) continue;  // a decode step never spawns tasks
-          cases.push_back({m, tokens, PairLayout::kHalf, s, targets.front(), threads});
-        }
+        for (RotationArithmetic a : kBoth)
+          for (int threads : {1, 2}) {
+            if (tokens == 1 && threads == 2) continue;  // a decode step never spawns tasks
+            cases.push_back({m, tokens, PairLayout::kHalf, s, targets.front(), threads, a});
+          }
     cases.push_back({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, targets.front(), 1});
     return cases;
   }
+  // Every target with the default (f64) arithmetic; f32 arithmetic on the chosen target.
   for (const ModelShape& m : ModelShapes())
     for (int64_t tokens : {1, 16, 512, 4096}) {
       for (const std::string& target : targets)
         for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
           for (Source s : {Source::kOnTheFly, Source::kTable, Source::kCache})
-            for (int threads : {1, 2}) cases.push_back({&m, tokens, pairs, s, target, threads});
+            for (RotationArithmetic a : kBoth)
+              for (int threads : {1, 2}) {
+                if (a == RotationArithmetic::kF32 && target != targets.front()) continue;
+                cases.push_back({&m, tokens, pairs, s, target, threads, a});
+              }
       cases.push_back({&m, tokens, m.pairs, Source::kBaselineMemcpy, targets.front(), 1});
     }
   return cases;
@@ -278,29 +293,31 @@ int RunRopeBenchmarks(const BenchOptions& options, int argc, char** argv) {
 
   std::string json = "[\n";
   if (options.compact) {
-    std::printf("%-12s %6s %5s %-11s %-15s %-7s %7s %8s %11s %11s\n", "model", "tokens", "dtype",
-                "pairs", "source", "target", "threads", "GB/s", "% baseline", "x reference");
+    std::printf("%-10s %6s %5s %-11s %-15s %5s %-7s %7s %8s %10s %9s\n", "model", "tokens", "dtype",
+                "pairs", "source", "arith", "target", "threads", "GB/s", "% baseline", "x ref");
   }
   for (const auto& r : collector.rows()) {
-    auto it = by_name.find(r.benchmark_name());
+    auto it = by_name.find(r.run_name.function_name);
     if (it == by_name.end()) continue;
     const Case& c = it->second;
     const double gbps = CounterOr(r, "gbps", 0), base = CounterOr(r, "baseline_gbps", 0);
     const double pct = CounterOr(r, "pct_of_baseline", 0), xref = CounterOr(r, "x_reference", 0);
     if (options.compact) {
-      std::printf("%-12s %6lld %5s %-11s %-15s %-7s %7d %8.2f %10.1f%% %11.1f\n",
+      std::printf("%-10s %6lld %5s %-11s %-15s %5s %-7s %7d %8.2f %9.1f%% %9.1f\n",
                   c.model->name.c_str(), static_cast<long long>(c.tokens), "f32",
-                  PairLayoutName(c.pairs), SourceName(c.source), c.target.c_str(), c.threads, gbps,
-                  pct, xref);
+                  PairLayoutName(c.pairs), SourceName(c.source), ArithmeticName(c.arithmetic),
+                  c.target.c_str(), c.threads, gbps, pct, xref);
     }
     char row[768];
     std::snprintf(row, sizeof(row),
                   "  {\"model\": \"%s\", \"tokens\": %lld, \"dtype\": \"f32\", \"pairs\": \"%s\", "
-                  "\"source\": \"%s\", \"target\": \"%s\", \"threads\": %d, \"bytes\": %.0f, "
+                  "\"source\": \"%s\", \"arithmetic\": \"%s\", \"target\": \"%s\", \"threads\": %d, "
+                  "\"bytes\": %.0f, "
                   "\"gbps\": %.6g, \"baseline_gbps\": %.6g, \"pct_of_baseline\": %.6g, "
                   "\"x_reference\": %.6g}",
                   c.model->name.c_str(), static_cast<long long>(c.tokens), PairLayoutName(c.pairs),
-                  SourceName(c.source), c.target.c_str(), c.threads, CounterOr(r, "bytes", 0), gbps,
+                  SourceName(c.source), ArithmeticName(c.arithmetic), c.target.c_str(), c.threads,
+                  CounterOr(r, "bytes", 0), gbps,
                   base, pct, xref);
     json += (json.size() > 2 ? ",\n" : "") + std::string(row);
   }

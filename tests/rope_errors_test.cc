@@ -113,6 +113,8 @@ TEST(RopeErrorsTest, RotaryDimAndLayout) {
   ExpectError([](Fixture& f) { f.p.rotary_dim = -2; }, kInvalid, "rotary_dim = -2");
   ExpectError([](Fixture& f) { f.p.pairs = static_cast<PairLayout>(5); }, kInvalid, "pairs = 5");
   ExpectError([](Fixture& f) { f.p.exec.max_threads = -1; }, kInvalid, "exec.max_threads = -1");
+  ExpectError([](Fixture& f) { f.p.arithmetic = static_cast<RotationArithmetic>(9); }, kInvalid,
+              "arithmetic = 9");
 }
 
 TEST(RopeErrorsTest, Frequencies) {

@@ -77,6 +77,7 @@ bool TableFriendly(const BatteryCase& c) {
 
 std::vector<float> RunBattery(int max_threads, Path path) {
   std::vector<float> all;
+  for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
   for (const BatteryCase& c : Battery()) {
     std::vector<float> q = BatteryInput(c);
     std::vector<float> out(q.size());
@@ -91,6 +92,7 @@ std::vector<float> RunBattery(int max_threads, Path path) {
     p.freqs.attention_factor = c.factor;
     p.positions = Positions::Ids(c.ids.data());
     p.exec.max_threads = max_threads;
+    p.arithmetic = a;
     std::shared_ptr<const RopeTable> table;
     if (path == Path::kTable) {
       int64_t max_pos = 0;
@@ -109,6 +111,7 @@ std::vector<float> RunBattery(int max_threads, Path path) {
 // Rows of the table path are compared with the on-the-fly rows of the same cases.
 std::vector<float> OnTheFlyRowsOfTableCases(int max_threads) {
   std::vector<float> all;
+  for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
   for (const BatteryCase& c : Battery()) {
     if (!TableFriendly(c)) continue;
     std::vector<float> q = BatteryInput(c);
@@ -122,6 +125,7 @@ std::vector<float> OnTheFlyRowsOfTableCases(int max_threads) {
     p.freqs.attention_factor = c.factor;
     p.positions = Positions::Ids(c.ids.data());
     p.exec.max_threads = max_threads;
+    p.arithmetic = a;
     EXPECT_TRUE(ApplyRope(t, p).ok());
     all.insert(all.end(), q.begin(), q.end());
   }

@@ -10,7 +10,8 @@
 //
 // Contracts:
 // - Accuracy: each f32 output is within 2 ulp of max(|x|, |y|) of its pair of the
-//   double-precision result of posenc::reference for |p * inv_freq| <= 2^24 (tested).
+//   double-precision result of posenc::reference (3 ulp with RotationArithmetic::kF32), for
+//   positions up to 2^24 and attention factor <= 1 (tested).
 // - Reproducibility: the same inputs give bitwise identical outputs on every SIMD target and for
 //   any thread count; on-the-fly, table and reference-free paths share one cos/sin engine.
 // - Errors: every argument is validated before anything is written; a failed call leaves all
@@ -117,8 +118,17 @@ struct Execution {
   int max_threads = 0;  // 0: the current TBB arena's concurrency; 1: serial on the calling thread
 };
 
+// How the rotation itself is evaluated (cos/sin are always exact f32 roundings of the double
+// values). Both are bitwise reproducible across targets and thread counts.
+enum class RotationArithmetic {
+  kF64,  // promote, rotate in double, round once: < 2 ulp of max(|x|, |y|). The default.
+  kF32,  // f32 products and sum: < 3 ulp; about 2x faster while the data sit in cache (the same
+         // speed once DRAM bandwidth limits both).
+};
+
 struct RopeParams {
   PairLayout pairs = PairLayout::kHalf;
+  RotationArithmetic arithmetic = RotationArithmetic::kF64;
   int64_t rotary_dim = 0;  // 0 means head_dim; must be even and <= head_dim
   bool inverse = false;    // rotate by -theta (undoes the forward rotation)
   Frequencies freqs;       // used by kOnTheFly; a table carries its own

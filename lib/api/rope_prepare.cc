@@ -207,6 +207,11 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
     return Err(StatusCode::kInvalidArgument, "pairs = ", static_cast<int>(params.pairs),
                ": not a PairLayout");
   }
+  if (params.arithmetic != RotationArithmetic::kF64 &&
+      params.arithmetic != RotationArithmetic::kF32) {
+    return Err(StatusCode::kInvalidArgument, "arithmetic = ", static_cast<int>(params.arithmetic),
+               ": not a RotationArithmetic");
+  }
   if (params.exec.max_threads < 0) {
     return Err(StatusCode::kInvalidArgument, "exec.max_threads = ", params.exec.max_threads,
                ": must be >= 0");
@@ -217,7 +222,8 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       src.kind == CosSinSource::Kind::kCache && src.cache.kind == CosSinCache::Kind::kPerToken;
   if (!per_token && !(st = CheckPositions(params.positions, batch, seq)).ok()) return st;
 
-  PreparedRope prep;
+  // Filled in place: callers discard *out when this fails.
+  PreparedRope& prep = *out;
   kernels::RopePlan& plan = prep.plan;
   switch (src.kind) {
     case CosSinSource::Kind::kOnTheFly: {
@@ -300,6 +306,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   plan.dtype = shape_src.dtype;
   plan.interleaved = params.pairs == PairLayout::kInterleaved;
   plan.inverse = params.inverse;
+  plan.f64_arithmetic = params.arithmetic == RotationArithmetic::kF64;
   plan.positions = params.positions;
   for (const auto& [in, o] : {std::pair<const Tensor*, const Tensor*>{&t.q, &t.q_out},
                               std::pair<const Tensor*, const Tensor*>{&t.k, &t.k_out}}) {
@@ -314,7 +321,6 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       io.out_stride[i] = w.strides[i];
     }
   }
-  *out = prep;
   return Status::Ok();
 }
 

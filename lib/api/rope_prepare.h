@@ -19,7 +19,8 @@ struct PreparedRope {
   double attention_factor = 1.0;
 };
 
-// Validates everything up front; on success fills *out. Nothing is written on failure.
+// Validates everything up front and fills *out (a fresh PreparedRope; its contents are
+// unspecified on failure). Nothing the caller passed in is written.
 Status PrepareRope(const RopeTensors& tensors, const RopeParams& params, PreparedRope* out);
 
 // Largest position of a call with `batch` x `seq` tokens; validates the positions first.

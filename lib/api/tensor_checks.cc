@@ -58,15 +58,23 @@ Status CheckView(const void* data, DType dtype, const int64_t* shape, const int6
 }
 
 bool HasNoSelfOverlap(const int64_t* shape, const int64_t* strides, int rank) {
-  std::vector<std::pair<int64_t, int64_t>> axes;  // (stride, extent) of axes with extent > 1
-  for (int i = 0; i < rank; ++i) {
-    if (shape[i] > 1) axes.emplace_back(strides[i], shape[i]);
+  // (stride, extent) of the axes with extent > 1, insertion-sorted by stride (rank <= 8).
+  int64_t stride[8], extent[8];
+  int n = 0;
+  for (int i = 0; i < rank && i < 8; ++i) {
+    if (shape[i] <= 1) continue;
+    int j = n++;
+    for (; j > 0 && stride[j - 1] > strides[i]; --j) {
+      stride[j] = stride[j - 1];
+      extent[j] = extent[j - 1];
+    }
+    stride[j] = strides[i];
+    extent[j] = shape[i];
   }
-  std::sort(axes.begin(), axes.end());
   int64_t span = 1;  // elements spanned by the smaller axes
-  for (const auto& [stride, extent] : axes) {
-    if (stride < span) return false;
-    span = stride * (extent - 1) + span;
+  for (int i = 0; i < n; ++i) {
+    if (stride[i] < span) return false;
+    span = stride[i] * (extent[i] - 1) + span;
   }
   return true;
 }

@@ -2,12 +2,14 @@
 //
 //   forward:  (x, y) -> (x*c - y*s, y*c + x*s)
 //   inverse:  (x, y) -> (x*c + y*s, y*c - x*s)      (rotation by -theta)
-// x, y, c, s are f32 in memory; the rotation is evaluated in double and rounded once to f32.
-// Error per output (M = max(|x|, |y|), c and s rounded to f32 with |c|, |s| <= 1):
-//   |x|*|dc| + |y|*|ds| <= M * 2^-24 < 1 ulp(M), plus the final rounding <= 0.5 ulp(out) <= 1 ulp(M),
-// so < 2 ulp(M) in all; f32 arithmetic would add two product roundings (measured 2.7 ulp).
-// Products and sums are separate Mul and Add/Sub in double (never MulAdd: FMA exists on AVX2/AVX3
-// only and fusing there would change bits relative to SSE4/SSSE3/SCALAR; the build also passes
+// x, y, c, s are f32 in memory. Two arithmetic variants (RotationArithmetic in posenc/rope.h),
+// with M = max(|x|, |y|), |c|, |s| <= 1 and c, s already rounded to f32 (each term
+// |x|*|dc| + |y|*|ds| < M * 2^-24 < 1 ulp(M)):
+//   kF64: promote to double, rotate, round once: + 0.5 ulp(out) <= 1 ulp(M)  => < 2 ulp(M).
+//         Costs 6 conversions per 4 pairs: ~2x slower than kF32 while data sit in cache.
+//   kF32: two product roundings (<= 0.5 ulp(M) each) and the sum's (<= 1 ulp(M)) => < 3 ulp(M).
+// Products and sums are separate Mul and Add/Sub (never MulAdd: FMA exists on AVX2/AVX3 only
+// and fusing there would change bits relative to SSE4/SSSE3/SCALAR; the build also passes
 // -ffp-contract=off). Tails run the same code on 1-lane vectors, so every element gets identical
 // arithmetic wherever it falls in a vector. Half-layout pairs (x[i], x[i + r/2]) are two plain
 // loads; interleaved pairs (x[2i], x[2i+1]) use LoadInterleaved2, which is correct on the 1-lane
@@ -21,6 +23,7 @@
 #endif
 
 #include <cstddef>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "lib/kernels/convert-inl.h"
@@ -30,67 +33,86 @@ namespace posenc {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Rotates f32 lanes (vectors of Rebind<float, D64>) in double; returns f32 results.
-template <bool kInverse, class D64, class VF>
-HWY_INLINE void RotateLanes(D64 d64, VF xf, VF yf, VF cf, VF sf, VF& out_x, VF& out_y) {
-  const auto x = hn::PromoteTo(d64, xf);
-  const auto y = hn::PromoteTo(d64, yf);
-  const auto c = hn::PromoteTo(d64, cf);
-  const auto s = hn::PromoteTo(d64, sf);
-  if (kInverse) {
-    out_x = DemoteF64ToF32(d64, hn::Add(hn::Mul(x, c), hn::Mul(y, s)));
-    out_y = DemoteF64ToF32(d64, hn::Sub(hn::Mul(y, c), hn::Mul(x, s)));
+template <bool kInverse, class V>
+HWY_INLINE void Rotate(V x, V y, V c, V s, V& out_x, V& out_y) {
+  if constexpr (kInverse) {
+    out_x = hn::Add(hn::Mul(x, c), hn::Mul(y, s));
+    out_y = hn::Sub(hn::Mul(y, c), hn::Mul(x, s));
   } else {
-    out_x = DemoteF64ToF32(d64, hn::Sub(hn::Mul(x, c), hn::Mul(y, s)));
-    out_y = DemoteF64ToF32(d64, hn::Add(hn::Mul(y, c), hn::Mul(x, s)));
+    out_x = hn::Sub(hn::Mul(x, c), hn::Mul(y, s));
+    out_y = hn::Add(hn::Mul(y, c), hn::Mul(x, s));
   }
 }
 
-// Pairs (in[i], in[i + half]) -> (out[i], out[i + half]) for the lanes of d64.
-template <bool kInverse, class D64>
-HWY_INLINE void RotateHalfLanes(D64 d64, const float* in, const float* HWY_RESTRICT cos,
+// The lanes of one step. kF64: `d` is a double tag and the f32 data are Rebind<float, D>
+// (half-width) vectors promoted around the rotation. kF32: `d` is a float tag.
+template <bool kF64, class D>
+struct Lanes {
+  using DF = hn::Rebind<float, D>;
+  template <bool kInverse>
+  static HWY_INLINE void Rotate2(D d, hn::Vec<DF> x, hn::Vec<DF> y, hn::Vec<DF> c, hn::Vec<DF> s,
+                                 hn::Vec<DF>& ox, hn::Vec<DF>& oy) {
+    if constexpr (kF64) {
+      hn::Vec<D> x64, y64;
+      Rotate<kInverse>(hn::PromoteTo(d, x), hn::PromoteTo(d, y), hn::PromoteTo(d, c),
+                       hn::PromoteTo(d, s), x64, y64);
+      ox = DemoteF64ToF32(d, x64);
+      oy = DemoteF64ToF32(d, y64);
+    } else {
+      (void)d;
+      Rotate<kInverse>(x, y, c, s, ox, oy);
+    }
+  }
+};
+
+// Pairs (in[i], in[i + half]) -> (out[i], out[i + half]) for the lanes of d.
+template <bool kF64, bool kInverse, class D>
+HWY_INLINE void RotateHalfLanes(D d, const float* in, const float* HWY_RESTRICT cos,
                                 const float* HWY_RESTRICT sin, size_t half, float* out) {
-  const hn::Rebind<float, D64> df;
-  const auto x = hn::LoadU(df, in);
-  const auto y = hn::LoadU(df, in + half);
+  const hn::Rebind<float, D> df;
   hn::Vec<decltype(df)> ox, oy;
-  RotateLanes<kInverse>(d64, x, y, hn::LoadU(df, cos), hn::LoadU(df, sin), ox, oy);
+  Lanes<kF64, D>::template Rotate2<kInverse>(d, hn::LoadU(df, in), hn::LoadU(df, in + half),
+                                             hn::LoadU(df, cos), hn::LoadU(df, sin), ox, oy);
   hn::StoreU(ox, df, out);
   hn::StoreU(oy, df, out + half);
 }
 
-// Pairs (in[2i], in[2i + 1]) for the lanes of d64.
-template <bool kInverse, class D64>
-HWY_INLINE void RotateInterleavedLanes(D64 d64, const float* in, const float* HWY_RESTRICT cos,
+// Pairs (in[2i], in[2i + 1]) for the lanes of d.
+template <bool kF64, bool kInverse, class D>
+HWY_INLINE void RotateInterleavedLanes(D d, const float* in, const float* HWY_RESTRICT cos,
                                        const float* HWY_RESTRICT sin, float* out) {
-  const hn::Rebind<float, D64> df;
+  const hn::Rebind<float, D> df;
   hn::Vec<decltype(df)> x, y, ox, oy;
   hn::LoadInterleaved2(df, in, x, y);
-  RotateLanes<kInverse>(d64, x, y, hn::LoadU(df, cos), hn::LoadU(df, sin), ox, oy);
+  Lanes<kF64, D>::template Rotate2<kInverse>(d, x, y, hn::LoadU(df, cos), hn::LoadU(df, sin), ox,
+                                             oy);
   hn::StoreInterleaved2(ox, oy, df, out);
 }
 
 // Rotates the first 2 * half elements of one head. `in` may equal `out` (in place); otherwise
 // they must not overlap. Elements past 2 * half are not touched.
-template <bool kInterleaved, bool kInverse>
+template <bool kF64, bool kInterleaved, bool kInverse>
 HWY_INLINE void RotateHead(const float* in, const float* HWY_RESTRICT cos,
                            const float* HWY_RESTRICT sin, size_t half, float* out) {
-  const hn::ScalableTag<double> d;
-  const hn::CappedTag<double, 1> d1;
+  using T = std::conditional_t<kF64, double, float>;
+  const hn::ScalableTag<T> d;
+  const hn::CappedTag<T, 1> d1;
   const size_t N = hn::Lanes(d);
   size_t i = 0;
   if (kInterleaved) {
     for (; i + N <= half; i += N) {
-      RotateInterleavedLanes<kInverse>(d, in + 2 * i, cos + i, sin + i, out + 2 * i);
+      RotateInterleavedLanes<kF64, kInverse>(d, in + 2 * i, cos + i, sin + i, out + 2 * i);
     }
     for (; i < half; ++i) {
-      RotateInterleavedLanes<kInverse>(d1, in + 2 * i, cos + i, sin + i, out + 2 * i);
+      RotateInterleavedLanes<kF64, kInverse>(d1, in + 2 * i, cos + i, sin + i, out + 2 * i);
     }
   } else {
     for (; i + N <= half; i += N) {
-      RotateHalfLanes<kInverse>(d, in + i, cos + i, sin + i, half, out + i);
+      RotateHalfLanes<kF64, kInverse>(d, in + i, cos + i, sin + i, half, out + i);
     }
-    for (; i < half; ++i) RotateHalfLanes<kInverse>(d1, in + i, cos + i, sin + i, half, out + i);
+    for (; i < half; ++i) {
+      RotateHalfLanes<kF64, kInverse>(d1, in + i, cos + i, sin + i, half, out + i);
+    }
   }
 }
 

@@ -17,7 +17,7 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc {
 namespace HWY_NAMESPACE {
 
-template <bool kInterleaved, bool kInverse>
+template <bool kF64, bool kInterleaved, bool kInverse>
 void RopeTokensF32T(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
   const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
@@ -54,7 +54,7 @@ void RopeTokensF32T(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       for (int64_t h = 0; h < io.heads; ++h) {
         const float* head_in = in + h * io.in_stride[2];
         float* head_out = out + h * io.out_stride[2];
-        RotateHead<kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+        RotateHead<kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
         if (!in_place && tail != 0) {
           std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(float));
         }
@@ -63,13 +63,19 @@ void RopeTokensF32T(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   }
 }
 
-void RopeTokensF32Impl(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+template <bool kF64>
+void RopeTokensF32A(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   if (plan.interleaved) {
-    if (plan.inverse) return RopeTokensF32T<true, true>(plan, begin, end);
-    return RopeTokensF32T<true, false>(plan, begin, end);
+    if (plan.inverse) return RopeTokensF32T<kF64, true, true>(plan, begin, end);
+    return RopeTokensF32T<kF64, true, false>(plan, begin, end);
   }
-  if (plan.inverse) return RopeTokensF32T<false, true>(plan, begin, end);
-  return RopeTokensF32T<false, false>(plan, begin, end);
+  if (plan.inverse) return RopeTokensF32T<kF64, false, true>(plan, begin, end);
+  return RopeTokensF32T<kF64, false, false>(plan, begin, end);
+}
+
+void RopeTokensF32Impl(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  if (plan.f64_arithmetic) return RopeTokensF32A<true>(plan, begin, end);
+  return RopeTokensF32A<false>(plan, begin, end);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -30,6 +30,7 @@ struct RopePlan {
   DType dtype = DType::kF32;
   bool interleaved = false;
   bool inverse = false;
+  bool f64_arithmetic = true;  // RotationArithmetic::kF64
   HeadsIO io[2];
   int num_io = 0;
 

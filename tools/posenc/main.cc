@@ -1,4 +1,4 @@
-// posenc: command-line front end of the library (info, rope, freqs, demo).
+// posenc: command-line front end of the library (info, rope, freqs, demo, bench).
 #include <cstdio>
 #include <exception>
 
@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   posenc::cli::AddRope(app);
   posenc::cli::AddDemo(app);
   posenc::cli::AddFreqs(app);
+#ifdef POSENC_CLI_WITH_BENCH
+  posenc::cli::AddBench(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
