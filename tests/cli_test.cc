@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
 #include "tests/rope_test_util.h"
 #include "tools/posenc/npy.h"
 
@@ -217,6 +219,52 @@ TEST(CliTest, RopeWithConfigMatchesLibrary) {
                                  "phi-3-mini-128k.json --base 100 --out-q " + oq);
   EXPECT_EQ(conflict.code, 2);
   for (const std::string& f : {qp, oq}) std::remove(f.c_str());
+}
+
+TEST(CliTest, SinusoidalWritesTheLibraryTable) {
+  const std::string out = TempPath("pe.npy");
+  Result r = RunCli("sinusoidal --dim 6 --count 5 --start 3 --convention concat_sin_cos --spacing t2t "
+                    "--base 500 --offset 2 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  npy::Array got;
+  ASSERT_EQ(npy::Load(out, &got), "");
+  EXPECT_EQ(got.descr, "<f4");
+  EXPECT_EQ(got.shape, (std::vector<int64_t>{5, 6}));
+  std::vector<float> want(30);
+  SinusoidalParams p;
+  p.layout = SinusoidalLayout::kConcatSinCos;
+  p.spacing = FrequencySpacing::kTensor2Tensor;
+  p.base = 500;
+  p.position_offset = 2;
+  p.positions = Positions::Offset(3);
+  ASSERT_TRUE(WriteSinusoidal(p, EmbeddingBSD(want.data(), 1, 5, 6)).ok());
+  EXPECT_EQ(std::memcmp(got.as<float>(), want.data(), 120), 0);
+  std::remove(out.c_str());
+  // Explicit positions.
+  npy::Array ids{"<i8", {3}, std::vector<unsigned char>(24)};
+  ids.as<int64_t>()[0] = 9;
+  ids.as<int64_t>()[1] = 0;
+  ids.as<int64_t>()[2] = 16777216;
+  const std::string ip = TempPath("ids.npy");
+  ASSERT_EQ(npy::Save(ip, ids), "");
+  r = RunCli("sinusoidal --dim 4 --positions " + ip + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(npy::Load(out, &got), "");
+  EXPECT_EQ(got.shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(got.as<float>()[4], 0.0f);  // sin(0)
+  EXPECT_EQ(got.as<float>()[5], 1.0f);  // cos(0)
+  std::remove(out.c_str());
+  // Errors: one line, exit 2, no file.
+  for (const std::string& args : {std::string("sinusoidal --dim 5 --count 3 --out ") + out,
+                                  std::string("sinusoidal --dim 4 --out ") + out,
+                                  "sinusoidal --dim 4 --count 2 --positions " + ip + " --out " + out,
+                                  std::string("sinusoidal --dim 4 --count 2 --convention x --out ") + out}) {
+    r = RunCli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << args << "\n" << r.output;
+    EXPECT_FALSE(Exists(out)) << args;
+  }
+  std::remove(ip.c_str());
 }
 
 TEST(CliTest, DemoPassesOnEveryTarget) {

@@ -15,6 +15,7 @@
 
 #include "hwy/targets.h"
 #include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
 #include "tests/rope_test_util.h"
 
 namespace posenc {
@@ -158,6 +159,48 @@ TEST(RopeReproducibilityTest, BitwiseIdenticalAcrossTargetsThreadsAndPaths) {
         << hwy::TargetName(target) << ": table path differs from on-the-fly";
     EXPECT_TRUE(SameBits(RunBattery(2, Path::kTable), OnTheFlyRowsOfTableCases(2)))
         << hwy::TargetName(target) << ": table path differs from on-the-fly (2 threads)";
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Sinusoidal tables and fused adds: every convention and spacing, positions up to 2^24.
+std::vector<float> RunSinusoidalBattery(int max_threads) {
+  std::vector<float> all;
+  const std::vector<int64_t> ids = {0, 1, 4000, 131071, (int64_t{1} << 24) - 1, int64_t{1} << 24,
+                                    -12345, 777};
+  for (SinusoidalLayout layout : {SinusoidalLayout::kInterleaved, SinusoidalLayout::kConcatSinCos,
+                                  SinusoidalLayout::kConcatCosSin})
+    for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor})
+      for (int64_t d : {6, 130}) {
+        SinusoidalParams p;
+        p.layout = layout;
+        p.spacing = spacing;
+        p.positions = Positions::Ids(ids.data());
+        p.exec.max_threads = max_threads;
+        p.x_scale = 2.5;
+        const int64_t n = static_cast<int64_t>(ids.size());
+        std::vector<float> table(static_cast<size_t>(n * d));
+        EXPECT_TRUE(WriteSinusoidal(p, EmbeddingBSD(table.data(), 2, n / 2, d)).ok());
+        std::vector<float> x(table.size());
+        test::FillNormal(x.data(), x.size(), 77);
+        x[3] = std::numeric_limits<float>::infinity();
+        x[5] = 3.3e38f;
+        EXPECT_TRUE(AddSinusoidal(p, EmbeddingBSD(x.data(), 2, n / 2, d)).ok());
+        all.insert(all.end(), table.begin(), table.end());
+        all.insert(all.end(), x.begin(), x.end());
+      }
+  return all;
+}
+
+TEST(RopeReproducibilityTest, SinusoidalBitwiseIdenticalAcrossTargetsAndThreads) {
+  std::vector<float> expected;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int threads : {1, 2, 8}) {
+      const std::vector<float> got = RunSinusoidalBattery(threads);
+      if (expected.empty()) expected = got;
+      EXPECT_TRUE(SameBits(expected, got)) << hwy::TargetName(target) << " threads " << threads;
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
 }

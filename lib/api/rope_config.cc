@@ -1,7 +1,7 @@
 // ApplyRope with a model config: frequencies from the config at the call's sequence length.
 #include <new>
 
-#include "lib/api/rope_prepare.h"
+#include "lib/api/positions.h"
 #include "lib/api/tensor_checks.h"
 #include "posenc/freqs.h"
 #include "posenc/rope.h"

@@ -23,9 +23,6 @@ struct PreparedRope {
 // unspecified on failure). Nothing the caller passed in is written.
 Status PrepareRope(const RopeTensors& tensors, const RopeParams& params, PreparedRope* out);
 
-// Largest position of a call with `batch` x `seq` tokens; validates the positions first.
-Status LargestPosition(const Positions& positions, int64_t batch, int64_t seq, int64_t* out);
-
 // Frequencies checks shared with RopeTable::Create.
 Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim);
 

@@ -15,6 +15,11 @@ std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim);
 // no pow() calls. The pointer stays valid until this thread asks for another (base, rotary_dim).
 const double* CachedDefaultInvFreq(double base, int64_t rotary_dim);
 
+// Sinusoidal frequencies w_i, i < d_model / 2: kPaper base^(-2i/d) (= DefaultInvFreq), or
+// kTensor2Tensor exp(-i * ln(base) / max(d/2 - 1, 1)) as tensor2tensor / fairseq compute them.
+// `spacing` is the int value of posenc::FrequencySpacing. Memoised per thread like the above.
+const double* CachedSinusoidalFreqs(double base, int64_t d_model, int spacing);
+
 }  // namespace freqs
 }  // namespace posenc
 

@@ -21,6 +21,7 @@ void AddInfo(CLI::App& app);
 void AddRope(CLI::App& app);
 void AddDemo(CLI::App& app);
 void AddFreqs(CLI::App& app);
+void AddSinusoidal(CLI::App& app);
 void AddBench(CLI::App& app);  // only when built with the benchmarks (POSENC_CLI_WITH_BENCH)
 
 }  // namespace cli

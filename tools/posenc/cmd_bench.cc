@@ -2,7 +2,7 @@
 #include <memory>
 #include <string>
 
-#include "bench/rope_bench.h"
+#include "bench/suite.h"
 #include "tools/posenc/cli.h"
 
 namespace posenc {
@@ -19,7 +19,7 @@ void AddBench(CLI::App& app) {
   cmd->callback([options] {
     char arg0[] = "posenc";
     char* argv[] = {arg0, nullptr};
-    if (bench::RunRopeBenchmarks(*options, 1, argv) != 0) throw UsageError("bench failed");
+    if (bench::RunBenchmarks(*options, 1, argv) != 0) throw UsageError("bench failed");
   });
 }
 

@@ -1,4 +1,4 @@
-// posenc: command-line front end of the library (info, rope, freqs, demo, bench).
+// posenc: command-line front end of the library (info, rope, freqs, sinusoidal, demo, bench).
 #include <cstdio>
 #include <exception>
 
@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   posenc::cli::AddRope(app);
   posenc::cli::AddDemo(app);
   posenc::cli::AddFreqs(app);
+  posenc::cli::AddSinusoidal(app);
 #ifdef POSENC_CLI_WITH_BENCH
   posenc::cli::AddBench(app);
 #endif

@@ -1,0 +1,90 @@
+// Sinusoidal rows of the suite: table generation (write only: elements/s, and GB/s of writes
+// against the in-place baseline on a buffer of the same size) and the fused add x * scale + PE
+// (read + write, GB/s against the in-place baseline on the same buffer), per target.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tbb/task_arena.h>
+
+#include "bench/bench_common.h"
+#include "posenc/sinusoidal.h"
+#include "posenc/targets.h"
+
+namespace posenc {
+namespace bench {
+namespace {
+
+struct Case {
+  bool add;  // false: table generation
+  int64_t d_model, tokens;
+  std::string target;
+  int threads;
+};
+
+void RunCase(benchmark::State& state, const Case& c) {
+  if (!SelectTarget(state, c.target)) return;
+  std::vector<float> x(static_cast<size_t>(c.d_model * c.tokens));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : x) v = dist(rng);
+  const double baseline = BaselineSeconds({&x}, c.threads);
+  SinusoidalParams p;
+  p.layout = SinusoidalLayout::kConcatSinCos;
+  p.x_scale = 1.0;
+  p.positions = Positions::Offset(0);
+  p.exec.max_threads = c.threads == 1 ? 1 : 0;
+  const EmbeddingView view = EmbeddingBSD(x.data(), 1, c.tokens, c.d_model);
+  auto call = [&] { return c.add ? AddSinusoidal(p, view) : WriteSinusoidal(p, view); };
+  Status st = call();
+  if (!st.ok()) {
+    state.SkipWithError(st.message().c_str());
+    return;
+  }
+  tbb::task_arena arena(c.threads);
+  arena.execute([&] {
+    for (auto _ : state) {
+      st = call();
+      benchmark::ClobberMemory();
+    }
+  });
+  (void)SetMaxTarget("");
+  // A table write moves n * 4 bytes (write only); the baseline moves 2 * n * 4: compare per byte
+  // moved, so a table write at the baseline's speed shows 100% when it writes as fast as the
+  // baseline reads and writes.
+  const double elements = static_cast<double>(x.size());
+  const double bytes = (c.add ? 2.0 : 1.0) * 4.0 * elements;
+  const double baseline_same_bytes = c.add ? baseline : baseline / 2.0;
+  SetRowCounters(state, bytes, elements, baseline_same_bytes, 0.0);
+}
+
+}  // namespace
+
+void RegisterSinusoidalBenchmarks(bool quick) {
+  const std::vector<std::string> targets = SupportedTargets();
+  std::vector<Case> cases;
+  if (quick) {
+    cases.push_back({false, 768, 4096, targets.front(), 1});
+    cases.push_back({true, 768, 4096, targets.front(), 1});
+  } else {
+    for (bool add : {false, true})
+      for (int64_t d : {512, 768})
+        for (int64_t tokens : {512, 4096})
+          for (const std::string& target : targets)
+            for (int threads : {1, 2}) cases.push_back({add, d, tokens, target, threads});
+  }
+  for (const Case& c : cases) {
+    Row row;
+    row.model = std::string(c.add ? "sinusoidal_add" : "sinusoidal_table") + ":d=" +
+                std::to_string(c.d_model);
+    row.tokens = c.tokens;
+    row.pairs = "concat_sin_cos";
+    row.source = "on_the_fly";
+    row.target = c.target;
+    row.threads = c.threads;
+    RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });
+  }
+}
+
+}  // namespace bench
+}  // namespace posenc

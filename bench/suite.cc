@@ -1,0 +1,97 @@
+// Runs the registered rows and reports them as Google Benchmark's console, or as posenc's compact
+// table, and optionally as a JSON list (keys model, tokens, dtype, pairs, source, arithmetic,
+// target, threads, bytes, gbps, baseline_gbps, pct_of_baseline, x_reference).
+#include "bench/suite.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_common.h"
+
+namespace posenc {
+namespace bench {
+namespace {
+
+class RowCollector : public benchmark::ConsoleReporter {
+ public:
+  explicit RowCollector(bool print) : print_(print) {}
+  bool ReportContext(const Context& context) override {
+    return print_ ? benchmark::ConsoleReporter::ReportContext(context) : true;
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    if (print_) benchmark::ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (!r.error_occurred && r.run_type == Run::RT_Iteration) runs_.push_back(r);
+    }
+  }
+  const std::vector<Run>& runs() const { return runs_; }
+
+ private:
+  bool print_;
+  std::vector<Run> runs_;
+};
+
+double CounterOr(const benchmark::BenchmarkReporter::Run& r, const char* name) {
+  auto it = r.counters.find(name);
+  return it == r.counters.end() ? 0.0 : it->second.value;
+}
+
+}  // namespace
+
+int RunBenchmarks(const BenchOptions& options, int argc, char** argv) {
+  RegisterRopeBenchmarks(options.quick);
+  RegisterSinusoidalBenchmarks(options.quick);
+  benchmark::Initialize(&argc, argv);
+  RowCollector collector(!options.compact);
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::Shutdown();
+
+  if (options.compact) {
+    std::printf("%-22s %6s %5s %-14s %-15s %5s %-7s %7s %8s %10s %8s\n", "model", "tokens", "dtype",
+                "pairs", "source", "arith", "target", "threads", "GB/s", "% baseline", "x ref");
+  }
+  std::string json = "[\n";
+  bool first = true;
+  for (const auto& r : collector.runs()) {
+    auto it = Rows().find(r.run_name.function_name);
+    if (it == Rows().end()) continue;
+    const Row& row = it->second;
+    const double gbps = CounterOr(r, "gbps"), pct = CounterOr(r, "pct_of_baseline");
+    const double xref = CounterOr(r, "x_reference");
+    if (options.compact) {
+      std::printf("%-22s %6lld %5s %-14s %-15s %5s %-7s %7d %8.2f %9.1f%% %8.1f\n",
+                  row.model.c_str(), static_cast<long long>(row.tokens), row.dtype.c_str(),
+                  row.pairs.c_str(), row.source.c_str(), row.arithmetic.c_str(),
+                  row.target.c_str(), row.threads, gbps, pct, xref);
+    }
+    char line[1024];
+    std::snprintf(line, sizeof(line),
+                  "  {\"model\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"pairs\": \"%s\", "
+                  "\"source\": \"%s\", \"arithmetic\": \"%s\", \"target\": \"%s\", \"threads\": %d, "
+                  "\"bytes\": %.0f, \"gbps\": %.6g, \"baseline_gbps\": %.6g, "
+                  "\"pct_of_baseline\": %.6g, \"x_reference\": %.6g}",
+                  row.model.c_str(), static_cast<long long>(row.tokens), row.dtype.c_str(),
+                  row.pairs.c_str(), row.source.c_str(), row.arithmetic.c_str(),
+                  row.target.c_str(), row.threads, CounterOr(r, "bytes"), gbps,
+                  CounterOr(r, "baseline_gbps"), pct, xref);
+    json += (first ? "" : ",\n") + std::string(line);
+    first = false;
+  }
+  json += "\n]\n";
+  if (!options.json_path.empty()) {
+    std::ofstream f(options.json_path);
+    f << json;
+    if (!f) {
+      std::fprintf(stderr, "posenc: error: cannot write %s\n", options.json_path.c_str());
+      return 2;
+    }
+  }
+  return 0;
+}
+
+}  // namespace bench
+}  // namespace posenc

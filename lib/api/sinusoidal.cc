@@ -1,0 +1,235 @@
+// Sinusoidal encodings: validation and planning, the parallel split, the table object.
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+#include "lib/api/positions.h"
+#include "lib/api/sinusoidal_prepare.h"
+#include "lib/api/targets_internal.h"
+#include "lib/api/tensor_checks.h"
+#include "lib/freqs/inv_freq.h"
+#include "lib/kernels/sinusoidal_plan.h"
+#include "lib/parallel/split.h"
+#include "posenc/sinusoidal.h"
+
+namespace posenc {
+namespace api {
+namespace {
+
+constexpr auto kInvalid = StatusCode::kInvalidArgument;
+
+// A 3-D embedding view as the 4-D [batch, seq, 1, d_model] tensor the overlap checks take.
+Tensor AsTensor(const EmbeddingView& v) {
+  Tensor t;
+  t.data = v.data;
+  t.dtype = v.dtype;
+  t.shape[0] = v.batch;
+  t.shape[1] = v.seq;
+  t.shape[2] = 1;
+  t.shape[3] = v.d_model;
+  t.strides[0] = v.stride_batch;
+  t.strides[1] = v.stride_seq;
+  t.strides[2] = v.d_model;
+  t.strides[3] = 1;
+  return t;
+}
+
+Status CheckEmbedding(const EmbeddingView& v, const char* name) {
+  const int64_t shape[3] = {v.batch, v.seq, v.d_model};
+  const int64_t strides[3] = {v.stride_batch, v.stride_seq, 1};
+  Status st = CheckView(v.data, v.dtype, shape, strides, 3, name);
+  if (!st.ok()) return st;
+  if (v.dtype != DType::kF32) {
+    return Err(StatusCode::kUnsupported, name, ".dtype = ", DTypeName(v.dtype),
+               ": only f32 is supported by this version");
+  }
+  if (v.d_model % 2 != 0) {
+    return Err(kInvalid, name, ".d_model = ", v.d_model, ": must be even");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
+                         const EmbeddingView& out, kernels::SinusoidalPlan* plan) {
+  const bool add = x != nullptr;
+  Status st;
+  if (add && !(st = CheckEmbedding(*x, "x")).ok()) return st;
+  if (!(st = CheckEmbedding(out, add ? "out" : "out")).ok()) return st;
+  if (add) {
+    if (out.batch != x->batch || out.seq != x->seq || out.d_model != x->d_model) {
+      return Err(kInvalid, "out shape [", out.batch, ", ", out.seq, ", ", out.d_model,
+                 "]: must equal x shape [", x->batch, ", ", x->seq, ", ", x->d_model, "]");
+    }
+    const Tensor tx = AsTensor(*x), to = AsTensor(out);
+    if (!SameView(tx, to) && ViewsOverlap(tx, to)) {
+      return Err(kInvalid, "out partially overlaps x: outputs must be exactly x (in place) or "
+                           "disjoint from it");
+    }
+  }
+  const Tensor to = AsTensor(out);
+  if (!HasNoSelfOverlap(to.shape, to.strides, 4)) {
+    return Err(kInvalid, "out: strides [", out.stride_batch, ", ", out.stride_seq,
+               ", 1] make elements alias each other; an output must not overlap itself");
+  }
+  if (params.layout != SinusoidalLayout::kInterleaved &&
+      params.layout != SinusoidalLayout::kConcatSinCos &&
+      params.layout != SinusoidalLayout::kConcatCosSin) {
+    return Err(kInvalid, "layout = ", static_cast<int>(params.layout), ": not a SinusoidalLayout");
+  }
+  if (params.spacing != FrequencySpacing::kPaper &&
+      params.spacing != FrequencySpacing::kTensor2Tensor) {
+    return Err(kInvalid, "spacing = ", static_cast<int>(params.spacing), ": not a FrequencySpacing");
+  }
+  if (!std::isfinite(params.base) || !(params.base > 0.0)) {
+    return Err(kInvalid, "base = ", params.base, ": must be finite and > 0");
+  }
+  if (add && !std::isfinite(params.x_scale)) {
+    return Err(kInvalid, "x_scale = ", params.x_scale, ": must be finite");
+  }
+  if (params.exec.max_threads < 0) {
+    return Err(kInvalid, "exec.max_threads = ", params.exec.max_threads, ": must be >= 0");
+  }
+  if (!(st = CheckPositions(params.positions, out.batch, out.seq)).ok()) return st;
+  const PositionRange r = RangeOf(params.positions, out.batch, out.seq);
+
+  plan->batch = out.batch;
+  plan->seq = out.seq;
+  plan->d_model = out.d_model;
+  plan->dtype = out.dtype;
+  plan->layout = params.layout;
+  plan->add = add;
+  plan->x_scale = params.x_scale;
+  if (add) {
+    plan->x = x->data;
+    plan->x_stride[0] = x->stride_batch;
+    plan->x_stride[1] = x->stride_seq;
+  }
+  plan->out = out.data;
+  plan->out_stride[0] = out.stride_batch;
+  plan->out_stride[1] = out.stride_seq;
+  plan->positions = params.positions;
+
+  if (params.table != nullptr) {
+    if (params.table->d_model() != out.d_model) {
+      return Err(kInvalid, "table->d_model() = ", params.table->d_model(),
+                 ": must equal d_model = ", out.d_model);
+    }
+    if (!(st = CheckRowsCover(r, params.table->max_positions(), out.seq, "table's")).ok()) return st;
+    plan->table_rows = params.table->row(0);
+    return Status::Ok();
+  }
+  int64_t lo, hi;
+  if (__builtin_add_overflow(r.min, params.position_offset, &lo) ||
+      __builtin_add_overflow(r.max, params.position_offset, &hi)) {
+    return Err(kInvalid, "position_offset = ", params.position_offset,
+               ": position + position_offset overflows int64");
+  }
+  plan->position_offset = params.position_offset;
+  plan->freqs = freqs::CachedSinusoidalFreqs(params.base, out.d_model,
+                                             static_cast<int>(params.spacing));
+  double max_freq = 0.0;
+  for (int64_t i = 0; i < out.d_model / 2; ++i) max_freq = std::max(max_freq, plan->freqs[i]);
+  const double max_pos = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
+  if (max_pos * max_freq > 1125899906842624.0) {
+    return Err(StatusCode::kOutOfRange, "positions: |(p + position_offset) * w| = ",
+               max_pos * max_freq, " exceeds 2^50, the largest angle posenc reduces");
+  }
+  return Status::Ok();
+}
+
+}  // namespace api
+
+const char* SinusoidalLayoutName(SinusoidalLayout layout) {
+  switch (layout) {
+    case SinusoidalLayout::kInterleaved: return "interleaved";
+    case SinusoidalLayout::kConcatSinCos: return "concat_sin_cos";
+    case SinusoidalLayout::kConcatCosSin: return "concat_cos_sin";
+  }
+  return "unknown";
+}
+
+const char* FrequencySpacingName(FrequencySpacing spacing) {
+  return spacing == FrequencySpacing::kTensor2Tensor ? "t2t" : "paper";
+}
+
+EmbeddingView EmbeddingBSD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t d_model) {
+  EmbeddingView v;
+  v.data = data;
+  v.dtype = dtype;
+  v.batch = batch;
+  v.seq = seq;
+  v.d_model = d_model;
+  v.stride_seq = d_model;
+  v.stride_batch = seq * d_model;
+  return v;
+}
+
+namespace {
+
+Status Run(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
+  try {
+    const Status& env = api::EnsureTargetsInitialized();
+    if (!env.ok()) return env;
+    kernels::SinusoidalPlan plan;
+    Status st = api::PrepareSinusoidal(params, x, out, &plan);
+    if (!st.ok()) return st;
+    const int64_t bytes_per_token = (x != nullptr ? 2 : 1) * plan.d_model * 4;
+    parallel::ForEachRange(plan.tokens(), bytes_per_token, params.exec,
+                           [&plan](int64_t begin, int64_t end) {
+                             kernels::SinusoidalTokensF32(plan, begin, end);
+                           });
+    return Status::Ok();
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "unexpected exception in posenc sinusoidal");
+  }
+}
+
+}  // namespace
+
+Status WriteSinusoidal(const SinusoidalParams& params, const EmbeddingView& out) {
+  return Run(params, nullptr, out);
+}
+
+Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
+                     const EmbeddingView* out) {
+  return Run(params, &x, out != nullptr ? *out : x);
+}
+
+Status SinusoidalTable::Create(const SinusoidalParams& params, int64_t d_model,
+                               int64_t max_positions, std::shared_ptr<const SinusoidalTable>* out) {
+  try {
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    int64_t elements;
+    if (max_positions <= 0 || __builtin_mul_overflow(max_positions, d_model, &elements) ||
+        elements > (int64_t{1} << 40)) {
+      return api::Err(StatusCode::kInvalidArgument, "max_positions = ", max_positions,
+                      ": must be > 0 and max_positions * d_model <= 2^40");
+    }
+    if (d_model <= 0 || d_model % 2 != 0) {
+      return api::Err(StatusCode::kInvalidArgument, "d_model = ", d_model, ": must be even and > 0");
+    }
+    if (params.table != nullptr) {
+      return Status(StatusCode::kInvalidArgument, "params.table must be null when creating a table");
+    }
+    std::shared_ptr<SinusoidalTable> table(new SinusoidalTable());
+    table->d_model_ = d_model;
+    table->max_positions_ = max_positions;
+    table->layout_ = params.layout;
+    table->values_.resize(static_cast<size_t>(elements));
+    SinusoidalParams p = params;
+    p.positions = Positions::Offset(0);
+    Status st = WriteSinusoidal(p, EmbeddingBSD(table->values_.data(), DType::kF32, 1,
+                                                max_positions, d_model));
+    if (!st.ok()) return st;
+    *out = std::move(table);
+    return Status::Ok();
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory building the sinusoidal table");
+  }
+}
+
+}  // namespace posenc

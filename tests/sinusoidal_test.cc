@@ -1,0 +1,313 @@
+// Sinusoidal encodings on every SIMD target: the seed example, each convention by hand, the
+// double reference at positions up to 2^24, fused add == table + add, tables, threads, errors.
+// Tolerances: a table entry within 0.5 ulp + 2^-50 of the exact sin/cos of the double angle; a
+// fused add within 0.5 ulp(out) + 2^-25 of x * scale + exact PE (the table entry's own rounding).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posenc/sinusoidal.h"
+#include "posenc/targets.h"
+#include "tests/rope_test_util.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/sinusoidal_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/test_util-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc {
+namespace HWY_NAMESPACE {
+
+void ExpectDispatchedHere() { EXPECT_STREQ(hwy::TargetName(HWY_TARGET), ChosenTarget().c_str()); }
+
+std::vector<float> Table(int64_t d, int64_t n, const SinusoidalParams& p) {
+  std::vector<float> out(static_cast<size_t>(d * n));
+  const Status st = WriteSinusoidal(p, EmbeddingBSD(out.data(), 1, n, d));
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+HWY_NOINLINE void TestSeedExample() {
+  ExpectDispatchedHere();
+  // DESIGN.md §1: d = 4, p = 0..3, interleaved, paper spacing (4-5 digits printed).
+  const float expected[16] = {0, 1, 0, 1, 0.8415f, 0.5403f, 0.0100f, 0.99995f,
+                              0.9093f, -0.4161f, 0.0200f, 0.99980f, 0.1411f, -0.9900f, 0.0300f, 0.99955f};
+  const std::vector<float> t = Table(4, 4, SinusoidalParams());
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR(t[i], expected[i], 6e-5) << i;
+}
+
+HWY_NOINLINE void TestConventionsByHand() {
+  ExpectDispatchedHere();
+  const double s1 = std::sin(1.0), c1 = std::cos(1.0), s2 = std::sin(0.01), c2 = std::cos(0.01);
+  SinusoidalParams p;
+  p.positions = Positions::Offset(1);
+  // d = 4, paper: w = {1, 10000^(-1/2) = 0.01}.
+  const double interleaved[4] = {s1, c1, s2, c2}, sin_cos[4] = {s1, s2, c1, c2},
+               cos_sin[4] = {c1, c2, s1, s2};
+  for (const auto& [layout, want] :
+       {std::pair<SinusoidalLayout, const double*>{SinusoidalLayout::kInterleaved, interleaved},
+        {SinusoidalLayout::kConcatSinCos, sin_cos},
+        {SinusoidalLayout::kConcatCosSin, cos_sin}}) {
+    p.layout = layout;
+    const std::vector<float> t = Table(4, 1, p);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(t[i], static_cast<float>(want[i])) << SinusoidalLayoutName(layout) << i;
+  }
+  // t2t, d = 6: half 3, w_i = exp(-i ln(10000) / 2) = {1, 0.01, 1e-4}; p = 100 with offset 2
+  // (fairseq's padding_idx + 1 convention) gives angles {102, 1.02, 0.0102}.
+  p.layout = SinusoidalLayout::kConcatSinCos;
+  p.spacing = FrequencySpacing::kTensor2Tensor;
+  p.positions = Positions::Offset(100);
+  p.position_offset = 2;
+  const std::vector<float> t = Table(6, 1, p);
+  const double angles[3] = {102.0, 1.02, 0.0102};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(t[i], std::sin(angles[i]), 1e-7) << i;
+    EXPECT_NEAR(t[3 + i], std::cos(angles[i]), 1e-7) << i;
+  }
+  // t2t with d = 2: the denominator max(d/2 - 1, 1) = 1, w = {1}.
+  p.position_offset = 0;
+  p.positions = Positions::Offset(3);
+  const std::vector<float> t2 = Table(2, 1, p);
+  EXPECT_EQ(t2[0], static_cast<float>(std::sin(3.0)));
+  EXPECT_EQ(t2[1], static_cast<float>(std::cos(3.0)));
+}
+
+HWY_NOINLINE void TestTablesAgainstReference() {
+  ExpectDispatchedHere();
+  std::vector<int64_t> ids = {0, 1, 2, 16777216, 16777215, 12345678, 9999999, 4000, -3, 131072};
+  for (int64_t d : {2, 4, 6, 18, 64, 512, 768})
+    for (SinusoidalLayout layout : {SinusoidalLayout::kInterleaved, SinusoidalLayout::kConcatSinCos,
+                                    SinusoidalLayout::kConcatCosSin})
+      for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor}) {
+        SinusoidalParams p;
+        p.layout = layout;
+        p.spacing = spacing;
+        p.positions = Positions::Ids(ids.data());
+        const int64_t n = static_cast<int64_t>(ids.size());
+        const std::vector<float> got = Table(d, n, p);
+        std::vector<float> shape(static_cast<size_t>(d * n));
+        std::vector<double> exact(shape.size());
+        ASSERT_TRUE(reference::WriteSinusoidalF64(p, EmbeddingBSD(shape.data(), 1, n, d), exact.data()).ok());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_LE(std::fabs(got[i] - exact[i]), 0.5 * test::UlpOf(exact[i]) + std::ldexp(1.0, -50))
+              << "d " << d << " " << SinusoidalLayoutName(layout) << " "
+              << FrequencySpacingName(spacing) << " element " << i;
+        }
+      }
+}
+
+// Strided, misaligned x; in place and out of place; fused add == f32(x * scale + table) exactly.
+HWY_NOINLINE void TestFusedAdd() {
+  ExpectDispatchedHere();
+  const int64_t batch = 2, seq = 5, d = 34, pad = 3;
+  for (bool in_place : {true, false})
+    for (size_t lead : {0, 1}) {
+      SinusoidalParams p;
+      p.layout = SinusoidalLayout::kConcatSinCos;
+      p.x_scale = std::sqrt(34.0);
+      std::vector<int64_t> offsets = {7, 1000000};
+      p.positions = Positions::PerBatch(offsets.data());
+      const int64_t stride_seq = d + pad, stride_batch = seq * stride_seq + 1;
+      std::vector<float> xbuf(static_cast<size_t>(batch * stride_batch + lead + 8));
+      test::FillNormal(xbuf.data(), xbuf.size(), 11);
+      const std::vector<float> original = xbuf;
+      EmbeddingView x;
+      x.data = xbuf.data() + lead;
+      x.batch = batch;
+      x.seq = seq;
+      x.d_model = d;
+      x.stride_seq = stride_seq;
+      x.stride_batch = stride_batch;
+      std::vector<float> obuf(xbuf.size(), -1.f);
+      EmbeddingView out = x;
+      out.data = obuf.data() + lead;
+      ASSERT_TRUE(AddSinusoidal(p, x, in_place ? nullptr : &out).ok());
+      const EmbeddingView& written = in_place ? x : out;
+      // The table for the same positions, then the add in double, rounded once.
+      std::vector<float> table(static_cast<size_t>(batch * seq * d));
+      ASSERT_TRUE(WriteSinusoidal(p, EmbeddingBSD(table.data(), batch, seq, d)).ok());
+      std::vector<double> exact(table.size());
+      EmbeddingView x_orig = x;
+      x_orig.data = const_cast<float*>(original.data()) + lead;
+      ASSERT_TRUE(reference::AddSinusoidalF64(p, x_orig, exact.data()).ok());
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t s = 0; s < seq; ++s)
+          for (int64_t j = 0; j < d; ++j) {
+            const size_t at = static_cast<size_t>(lead + b * stride_batch + s * stride_seq + j);
+            const size_t flat = static_cast<size_t>((b * seq + s) * d + j);
+            const float got = static_cast<const float*>(written.data)[at - lead];
+            const float want = static_cast<float>(static_cast<double>(original[at]) * p.x_scale +
+                                                  static_cast<double>(table[flat]));
+            ASSERT_EQ(got, want) << b << " " << s << " " << j;
+            ASSERT_LE(std::fabs(got - exact[flat]), 0.5 * test::UlpOf(got) + std::ldexp(1.0, -25));
+          }
+      // Nothing outside the written view changed (padding, lead, tail).
+      const std::vector<float>& buf = in_place ? xbuf : obuf;
+      const std::vector<float> before = in_place ? original : std::vector<float>(obuf.size(), -1.f);
+      size_t changed_outside = 0;
+      for (size_t i = 0; i < buf.size(); ++i) {
+        const int64_t rel = static_cast<int64_t>(i) - static_cast<int64_t>(lead);
+        const bool inside = rel >= 0 && rel / stride_batch < batch &&
+                            (rel % stride_batch) / stride_seq < seq &&
+                            (rel % stride_batch) % stride_seq < d && (rel % stride_batch) < seq * stride_seq;
+        if (!inside && std::memcmp(&buf[i], &before[i], 4) != 0) ++changed_outside;
+      }
+      EXPECT_EQ(changed_outside, 0u);
+      if (!in_place) {
+        EXPECT_EQ(std::memcmp(xbuf.data(), original.data(), 4 * xbuf.size()), 0);
+      }
+    }
+}
+
+HWY_NOINLINE void TestTableObjectAndThreads() {
+  ExpectDispatchedHere();
+  SinusoidalParams p;
+  p.layout = SinusoidalLayout::kConcatCosSin;
+  p.spacing = FrequencySpacing::kTensor2Tensor;
+  p.position_offset = 1;
+  std::shared_ptr<const SinusoidalTable> table;
+  ASSERT_TRUE(SinusoidalTable::Create(p, 64, 3000, &table).ok());
+  const std::vector<float> rows = Table(64, 3000, p);
+  EXPECT_EQ(std::memcmp(rows.data(), table->row(0), rows.size() * 4), 0);
+
+  // Fused add from the table == on the fly, for 1, 2 and 8 threads (4 MB touched: split).
+  const int64_t batch = 4, seq = 2048, d = 64;
+  std::vector<float> x(static_cast<size_t>(batch * seq * d));
+  test::FillNormal(x.data(), x.size(), 5);
+  std::vector<int64_t> offsets = {0, 100, 500, 951};
+  p.positions = Positions::PerBatch(offsets.data());
+  std::vector<float> first;
+  for (bool use_table : {false, true})
+    for (int threads : {1, 2, 8}) {
+      std::vector<float> y = x;
+      SinusoidalParams q = p;
+      q.exec.max_threads = threads;
+      if (use_table) q.table = table.get();
+      ASSERT_TRUE(AddSinusoidal(q, EmbeddingBSD(y.data(), batch, seq, d)).ok());
+      if (first.empty()) first = y;
+      EXPECT_EQ(std::memcmp(first.data(), y.data(), 4 * y.size()), 0)
+          << (use_table ? "table" : "on the fly") << " threads " << threads;
+    }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace posenc
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace posenc {
+HWY_BEFORE_TEST(SinusoidalTest);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestSeedExample);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestConventionsByHand);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestTablesAgainstReference);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestFusedAdd);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestTableObjectAndThreads);
+
+// ---------------------------------------------------------------- errors (target independent)
+void ExpectSinusoidalError(const std::function<Status(std::vector<float>&)>& call,
+                           StatusCode code, const std::string& needle) {
+  std::vector<float> buf(4 * 8 * 16, 3.5f);
+  const Status st = call(buf);
+  EXPECT_EQ(st.code(), code) << st.message();
+  EXPECT_NE(st.message().find(needle), std::string::npos)
+      << "message \"" << st.message() << "\" lacks \"" << needle << "\"";
+  for (float v : buf) ASSERT_EQ(v, 3.5f) << "a failed call wrote: " << st.message();
+}
+
+TEST(SinusoidalErrorsTest, EveryError) {
+  const auto kInvalid = StatusCode::kInvalidArgument;
+  auto view = [](std::vector<float>& b, int64_t d) { return EmbeddingBSD(b.data(), 2, 4, d); };
+  ExpectSinusoidalError([&](std::vector<float>& b) { return WriteSinusoidal(SinusoidalParams(), view(b, 7)); },
+                        kInvalid, "out.d_model = 7: must be even");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    EmbeddingView v = view(b, 8);
+    v.data = nullptr;
+    return AddSinusoidal(SinusoidalParams(), v);
+  }, kInvalid, "x.data is null");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    EmbeddingView v = view(b, 8);
+    v.seq = 0;
+    return WriteSinusoidal(SinusoidalParams(), v);
+  }, kInvalid, "out.shape[1] = 0");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.base = -1;
+    return WriteSinusoidal(p, view(b, 8));
+  }, kInvalid, "base = -1");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.x_scale = NAN;
+    return AddSinusoidal(p, view(b, 8));
+  }, kInvalid, "x_scale = nan");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.layout = static_cast<SinusoidalLayout>(9);
+    return WriteSinusoidal(p, view(b, 8));
+  }, kInvalid, "layout = 9");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.spacing = static_cast<FrequencySpacing>(4);
+    return WriteSinusoidal(p, view(b, 8));
+  }, kInvalid, "spacing = 4");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.positions = Positions::Ids(static_cast<const int64_t*>(nullptr));
+    return WriteSinusoidal(p, view(b, 8));
+  }, kInvalid, "positions.ids64 is null");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.position_offset = INT64_MAX;
+    p.positions = Positions::Offset(5);
+    return WriteSinusoidal(p, view(b, 8));
+  }, kInvalid, "position + position_offset overflows");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.positions = Positions::Offset(int64_t{1} << 52);
+    return WriteSinusoidal(p, view(b, 8));
+  }, StatusCode::kOutOfRange, "exceeds 2^50");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    EmbeddingView x = view(b, 8);
+    EmbeddingView out = x;
+    out.data = b.data() + 3;
+    return AddSinusoidal(SinusoidalParams(), x, &out);
+  }, kInvalid, "out partially overlaps x");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    EmbeddingView v = view(b, 8);
+    v.stride_seq = 4;
+    return WriteSinusoidal(SinusoidalParams(), v);
+  }, kInvalid, "make elements alias each other");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    EmbeddingView v = view(b, 8);
+    v.dtype = DType::kBF16;
+    return WriteSinusoidal(SinusoidalParams(), v);
+  }, StatusCode::kUnsupported, "out.dtype = bf16");
+  std::shared_ptr<const SinusoidalTable> table;
+  ASSERT_TRUE(SinusoidalTable::Create(SinusoidalParams(), 8, 6, &table).ok());
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.table = table.get();
+    p.positions = Positions::Offset(3);  // positions 3..6, the table holds 0..5
+    return AddSinusoidal(p, view(b, 8));
+  }, StatusCode::kOutOfRange, "= 6: outside the table's rows [0, 6)");
+  ExpectSinusoidalError([&](std::vector<float>& b) {
+    SinusoidalParams p;
+    p.table = table.get();
+    return AddSinusoidal(p, view(b, 16));
+  }, kInvalid, "table->d_model() = 8: must equal d_model = 16");
+  // The reference rejects the same way.
+  std::vector<float> b(64, 1.f);
+  EXPECT_NE(reference::WriteSinusoidal(SinusoidalParams(), view(b, 7)).message().find("must be even"),
+            std::string::npos);
+  std::shared_ptr<const SinusoidalTable> none;
+  EXPECT_NE(SinusoidalTable::Create(SinusoidalParams(), 7, 6, &none).message().find("d_model = 7"),
+            std::string::npos);
+  EXPECT_EQ(none, nullptr);
+}
+}  // namespace posenc
+#endif
