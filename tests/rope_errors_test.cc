@@ -78,8 +78,10 @@ TEST(RopeErrorsTest, Shapes) {
   ExpectError([](Fixture& f) { f.t.k_out.shape[2] = 1; }, kInvalid, "k_out.shape = [2, 3, 1, 8]");
   ExpectError([](Fixture& f) { f.t.k.shape[1] = 2; f.t.k_out.shape[1] = 2; }, kInvalid,
               "k.shape[1] (seq) = 2: must equal q.shape[1] = 3");
-  ExpectError([](Fixture& f) { f.t.q.dtype = f.t.q_out.dtype = DType::kBF16; },
-              StatusCode::kUnsupported, "q.dtype = bf16");
+  ExpectError([](Fixture& f) { f.t.q.dtype = f.t.q_out.dtype = DType::kBF16; }, kInvalid,
+              "k.dtype = f32: must equal q.dtype = bf16");
+  ExpectError([](Fixture& f) { f.t.q.dtype = static_cast<DType>(6); }, kInvalid,
+              "q.dtype = 6: not a posenc::DType");
   ExpectError([](Fixture& f) { f.t.q_out.dtype = DType::kF16; }, kInvalid, "q_out.dtype = f16");
 }
 
@@ -180,10 +182,10 @@ TEST(RopeErrorsTest, TableAndCacheRanges) {
   no_rows.rows = 0;
   ExpectError([no_rows](Fixture& f) { f.p.source = CosSinSource::Cache(no_rows); }, kInvalid,
               "source.cache.rows = 0");
-  CosSinCache half = c;
-  half.dtype = DType::kBF16;
-  ExpectError([half](Fixture& f) { f.p.source = CosSinSource::Cache(half); },
-              StatusCode::kUnsupported, "source.cache.dtype = bf16");
+  CosSinCache bad_dtype = c;
+  bad_dtype.dtype = static_cast<DType>(5);
+  ExpectError([bad_dtype](Fixture& f) { f.p.source = CosSinSource::Cache(bad_dtype); }, kInvalid,
+              "source.cache.dtype = 5: not a posenc::DType");
 }
 
 TEST(RopeErrorsTest, TableCreate) {

@@ -11,7 +11,9 @@
 // Contracts:
 // - Accuracy: each f32 output is within 2 ulp of max(|x|, |y|) of its pair of the
 //   double-precision result of posenc::reference (3 ulp with RotationArithmetic::kF32), for
-//   positions up to 2^24 and attention factor <= 1 (tested).
+//   positions up to 2^24 and attention factor <= 1 (tested). bf16 / f16 tensors: f32 arithmetic,
+//   each output the round-to-nearest-even of the f32 result, within 1 ulp of the storage type at
+//   max(|x|, |y|) of the exact result.
 // - Reproducibility: the same inputs give bitwise identical outputs on every SIMD target and for
 //   any thread count; on-the-fly, table and reference-free paths share one cos/sin engine.
 // - Errors: every argument is validated before anything is written; a failed call leaves all
@@ -77,7 +79,7 @@ class RopeTable;
 
 // Caller-owned f32 cos/sin caches (ONNX RotaryEmbedding / FlashInfer style), used as given: one
 // value per pair, no attention factor applied by posenc.
-struct CosSinCache {
+struct CosSinCache {  // dtype f32, bf16 or f16 (independent of q/k's dtype)
   enum class Kind {
     kByPosition,  // cos/sin [rows, r/2]; token (b, s) reads row position(b, s)
     kPerToken,    // cos/sin [batch, seq, r/2]; token (b, s) reads row b * seq + s; positions unused
@@ -185,11 +187,14 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
 Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
                     double* k_out64);
 
-// ulp(m): the spacing of f32 numbers at |m| (2^-149 for subnormal and zero m).
+// ulp(m): the spacing of f32 numbers at |m| (2^-149 for subnormal and zero m); UlpOf for any
+// dtype (bf16: 2^(e-7), f16: 2^(e-10), subnormal spacing below the normal range).
 double UlpF32(double m);
+double UlpOf(DType dtype, double m);
 
-// The accuracy measure of the contract: the largest |out - exact| over all elements of `out` (an
-// f32 view), in ulp of max(|x|, |y|) of the element's input pair taken from `in` (the input
+// The accuracy measure of the contract: the largest |out - exact| over all elements of `out` (a
+// view of any dtype), in ulp (of out's dtype) of max(|x|, |y|) of the element's input pair from
+// `in` (the input
 // values before the call, same shape). `exact` is contiguous [batch, seq, heads, head_dim] as
 // written by ApplyRopeF64. Pass-through elements (index >= rotary_dim) must equal the input
 // bit for bit, and a NaN output where exact is not NaN counts as an error: either returns +inf.

@@ -23,13 +23,16 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     if (!st.ok()) return st;
     const kernels::RopePlan& plan = prep.plan;
     int64_t bytes_per_token = 0;
+    const int64_t element_bytes = static_cast<int64_t>(DTypeSize(plan.dtype));
     for (int i = 0; i < plan.num_io; ++i) {
-      bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * 4;  // read + write
+      bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
     }
+    void (*rows)(const kernels::RopePlan&, int64_t, int64_t) =
+        plan.dtype == DType::kBF16  ? kernels::RopeTokensBF16
+        : plan.dtype == DType::kF16 ? kernels::RopeTokensF16
+                                    : kernels::RopeTokensF32;
     parallel::ForEachRange(plan.tokens(), bytes_per_token, params.exec,
-                           [&plan](int64_t begin, int64_t end) {
-                             kernels::RopeTokensF32(plan, begin, end);
-                           });
+                           [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
     return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kInternal, "out of memory");

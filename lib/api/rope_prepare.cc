@@ -16,10 +16,6 @@ constexpr double kMaxAngle = 1125899906842624.0;  // 2^50: the largest |p * inv_
 Status CheckPair(const Tensor& in, const Tensor& out, const char* in_name, const char* out_name) {
   Status st = CheckView(in.data, in.dtype, in.shape, in.strides, 4, in_name);
   if (!st.ok()) return st;
-  if (in.dtype != DType::kF32) {
-    return Err(StatusCode::kUnsupported, in_name, ".dtype = ", DTypeName(in.dtype),
-               ": only f32 is supported by this version");
-  }
   const Tensor& written = out.present() ? out : in;
   if (out.present()) {
     st = CheckView(out.data, out.dtype, out.shape, out.strides, 4, out_name);
@@ -104,6 +100,10 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                    t.k.shape[i], ": must equal q.shape[", i, "] = ", t.q.shape[i]);
       }
     }
+    if (t.k.dtype != t.q.dtype) {
+      return Err(StatusCode::kInvalidArgument, "k.dtype = ", DTypeName(t.k.dtype),
+                 ": must equal q.dtype = ", DTypeName(t.q.dtype));
+    }
     const Tensor& q_written = t.q_out.present() ? t.q_out : t.q;
     const Tensor& k_written = t.k_out.present() ? t.k_out : t.k;
     if (ViewsOverlap(t.q, t.k)) {
@@ -183,6 +183,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       plan.source = kernels::RowSource::kByPosition;
       plan.cos_rows = table->cos_row(0);
       plan.sin_rows = table->sin_row(0);
+      plan.cache_dtype = DType::kF32;
       prep.inv_freq = table->inv_freq().data();
       prep.attention_factor = table->attention_factor();
       break;
@@ -191,9 +192,9 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       const CosSinCache& c = src.cache;
       if (c.cos == nullptr) return Err(StatusCode::kInvalidArgument, "source.cache.cos is null");
       if (c.sin == nullptr) return Err(StatusCode::kInvalidArgument, "source.cache.sin is null");
-      if (c.dtype != DType::kF32) {
-        return Err(StatusCode::kUnsupported, "source.cache.dtype = ", DTypeName(c.dtype),
-                   ": only f32 caches are supported by this version");
+      if (c.dtype != DType::kF32 && c.dtype != DType::kBF16 && c.dtype != DType::kF16) {
+        return Err(StatusCode::kInvalidArgument, "source.cache.dtype = ", static_cast<int>(c.dtype),
+                   ": not a posenc::DType");
       }
       if (per_token) {
         plan.source = kernels::RowSource::kPerToken;
@@ -209,8 +210,9 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.cache.kind = ", static_cast<int>(c.kind),
                    ": not a CosSinCache::Kind");
       }
-      plan.cos_rows = static_cast<const float*>(c.cos);
-      plan.sin_rows = static_cast<const float*>(c.sin);
+      plan.cos_rows = c.cos;
+      plan.sin_rows = c.sin;
+      plan.cache_dtype = c.dtype;
       prep.caller_cache = true;
       break;
     }

@@ -27,6 +27,7 @@
 
 #include "hwy/highway.h"
 #include "lib/kernels/convert-inl.h"
+#include "lib/kernels/half-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc {
@@ -112,6 +113,57 @@ HWY_INLINE void RotateHead(const float* in, const float* HWY_RESTRICT cos,
     }
     for (; i < half; ++i) {
       RotateHalfLanes<kF64, kInverse>(d1, in + i, cos + i, sin + i, half, out + i);
+    }
+  }
+}
+
+// bf16 / f16 heads: f32 arithmetic (RotationArithmetic does not apply), each output the
+// round-to-nearest-even of the f32 result.
+template <bool kInverse, class T, class D>
+HWY_INLINE void RotateHalfLanesT(D d, const T* in, const float* HWY_RESTRICT cos,
+                                 const float* HWY_RESTRICT sin, size_t half, T* out) {
+  hn::Vec<D> ox, oy;
+  Rotate<kInverse>(LoadAsF32(d, in), LoadAsF32(d, in + half), hn::LoadU(d, cos), hn::LoadU(d, sin),
+                   ox, oy);
+  StoreFromF32(ox, d, out);
+  StoreFromF32(oy, d, out + half);
+}
+
+template <bool kInverse, class T, class D>
+HWY_INLINE void RotateInterleavedLanesT(D d, const T* in, const float* HWY_RESTRICT cos,
+                                        const float* HWY_RESTRICT sin, T* out) {
+  const hn::Rebind<uint16_t, D> du16;
+  hn::Vec<decltype(du16)> a, b;
+  hn::LoadInterleaved2(du16, reinterpret_cast<const uint16_t*>(in), a, b);
+  hn::Vec<D> ox, oy;
+  Rotate<kInverse>(BitsToF32(d, a, static_cast<T*>(nullptr)), BitsToF32(d, b, static_cast<T*>(nullptr)),
+                   hn::LoadU(d, cos), hn::LoadU(d, sin), ox, oy);
+  hn::StoreInterleaved2(F32ToBits(d, ox, static_cast<T*>(nullptr)),
+                        F32ToBits(d, oy, static_cast<T*>(nullptr)), du16,
+                        reinterpret_cast<uint16_t*>(out));
+}
+
+// One head of any storage type: f32 heads honour kF64; half heads use f32 arithmetic.
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE void RotateHeadT(const T* in, const float* HWY_RESTRICT cos,
+                            const float* HWY_RESTRICT sin, size_t half, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    RotateHead<kF64, kInterleaved, kInverse>(in, cos, sin, half, out);
+  } else {
+    const hn::ScalableTag<float> d;
+    const hn::CappedTag<float, 1> d1;
+    const size_t N = hn::Lanes(d);
+    size_t i = 0;
+    if (kInterleaved) {
+      for (; i + N <= half; i += N) {
+        RotateInterleavedLanesT<kInverse>(d, in + 2 * i, cos + i, sin + i, out + 2 * i);
+      }
+      for (; i < half; ++i) {
+        RotateInterleavedLanesT<kInverse>(d1, in + 2 * i, cos + i, sin + i, out + 2 * i);
+      }
+    } else {
+      for (; i + N <= half; i += N) RotateHalfLanesT<kInverse>(d, in + i, cos + i, sin + i, half, out + i);
+      for (; i < half; ++i) RotateHalfLanesT<kInverse>(d1, in + i, cos + i, sin + i, half, out + i);
     }
   }
 }

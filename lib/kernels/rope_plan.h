@@ -39,8 +39,9 @@ struct RopePlan {
   RowSource source = RowSource::kCompute;
   const double* inv_freq = nullptr;  // kCompute: rotary_dim / 2 values
   double attention_factor = 1.0;     // kCompute
-  const float* cos_rows = nullptr;   // kByPosition / kPerToken: rows of rotary_dim / 2
-  const float* sin_rows = nullptr;
+  const void* cos_rows = nullptr;    // kByPosition / kPerToken: rows of rotary_dim / 2
+  const void* sin_rows = nullptr;
+  DType cache_dtype = DType::kF32;   // of cos_rows / sin_rows (tables are f32)
 
   int64_t tokens() const { return batch * seq; }
 };
@@ -61,8 +62,10 @@ inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq)
 }
 
 // Dispatched entry points (best target of this CPU, see posenc/targets.h).
-// Rotates tokens [token_begin, token_end) of an f32 plan.
+// Rotate tokens [token_begin, token_end) of a plan whose q/k dtype is f32 / bf16 / f16.
 void RopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
+void RopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
+void RopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
 // cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half.
 void CosSinRows(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
                 int64_t count, float* cos, float* sin);

@@ -1,0 +1,110 @@
+// Per-target RoPE over a range of tokens for storage type T (float, hwy::bfloat16_t,
+// hwy::float16_t): per token one f32 cos/sin row (computed, or fetched from a table or a cache of
+// any dtype), then every head of q and k. Each dtype's dispatch TU instantiates RopeTokens<T>.
+
+#if defined(POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_
+#undef POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_
+#else
+#define POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "lib/kernels/half-inl.h"
+#include "lib/kernels/rope-inl.h"
+#include "lib/kernels/rope_plan.h"
+#include "lib/kernels/sincos-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc {
+namespace HWY_NAMESPACE {
+
+// Row `row` of a caller cache / table in f32: a pointer into it, or converted into `scratch`.
+HWY_INLINE const float* CacheRowF32(const void* base, DType dtype, int64_t row, size_t half,
+                                    float* scratch) {
+  const int64_t at = row * static_cast<int64_t>(half);
+  switch (dtype) {
+    case DType::kBF16:
+      ConvertToF32(static_cast<const hwy::bfloat16_t*>(base) + at, half, scratch);
+      return scratch;
+    case DType::kF16:
+      ConvertToF32(static_cast<const hwy::float16_t*>(base) + at, half, scratch);
+      return scratch;
+    default:
+      return static_cast<const float*>(base) + at;
+  }
+}
+
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
+  const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
+  const bool convert = plan.source != kernels::RowSource::kCompute && plan.cache_dtype != DType::kF32;
+  hwy::AlignedFreeUniquePtr<float[]> scratch;
+  if (plan.source == kernels::RowSource::kCompute || convert) {
+    scratch = hwy::AllocateAligned<float>(2 * half);
+  }
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t b = t / plan.seq;
+    const int64_t s = t % plan.seq;
+    const float* cos;
+    const float* sin;
+    if (plan.source == kernels::RowSource::kCompute) {
+      const int64_t pos = kernels::PositionOf(plan.positions, b, s, plan.seq);
+      CosSinRow(static_cast<double>(pos), plan.inv_freq, half, plan.attention_factor,
+                scratch.get(), scratch.get() + half);
+      cos = scratch.get();
+      sin = scratch.get() + half;
+    } else {
+      const int64_t row = plan.source == kernels::RowSource::kPerToken
+                              ? t
+                              : kernels::PositionOf(plan.positions, b, s, plan.seq);
+      cos = CacheRowF32(plan.cos_rows, plan.cache_dtype, row, half, scratch.get());
+      sin = CacheRowF32(plan.sin_rows, plan.cache_dtype, row, half, scratch.get() + (convert ? half : 0));
+    }
+    for (int i = 0; i < plan.num_io; ++i) {
+      const kernels::HeadsIO& io = plan.io[i];
+      const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
+      T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
+      const bool in_place = in == out;
+      for (int64_t h = 0; h < io.heads; ++h) {
+        const T* head_in = in + h * io.in_stride[2];
+        T* head_out = out + h * io.out_stride[2];
+        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+        if (!in_place && tail != 0) {
+          std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
+        }
+      }
+    }
+  }
+}
+
+template <class T, bool kF64>
+void RopeTokensA(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  if (plan.interleaved) {
+    if (plan.inverse) return RopeTokensT<T, kF64, true, true>(plan, begin, end);
+    return RopeTokensT<T, kF64, true, false>(plan, begin, end);
+  }
+  if (plan.inverse) return RopeTokensT<T, kF64, false, true>(plan, begin, end);
+  return RopeTokensT<T, kF64, false, false>(plan, begin, end);
+}
+
+// f32 honours plan.f64_arithmetic; half types always compute in f32.
+template <class T>
+void RopeTokens(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (plan.f64_arithmetic) return RopeTokensA<T, true>(plan, begin, end);
+  }
+  RopeTokensA<T, false>(plan, begin, end);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace posenc
+HWY_AFTER_NAMESPACE();
+
+#endif  // POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_
