@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "posenc/freqs.h"
+#include "posenc/half.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "tests/rope_test_util.h"
@@ -265,6 +267,43 @@ TEST(CliTest, SinusoidalWritesTheLibraryTable) {
     EXPECT_FALSE(Exists(out)) << args;
   }
   std::remove(ip.c_str());
+}
+
+// --dtype: bf16 files hold bit patterns ('<u2'), f16 files are '<f2'; bitwise equal to the library.
+TEST(CliTest, HalfPrecisionDtypes) {
+  for (const auto& [name, dtype, descr] : {std::tuple<const char*, DType, const char*>{"bf16", DType::kBF16, "<u2"},
+                                           {"f16", DType::kF16, "<f2"}}) {
+    std::vector<float> values(2 * 4 * 16);
+    test::FillNormal(values.data(), values.size(), 4);
+    npy::Array q{descr, {1, 2, 4, 16}, std::vector<unsigned char>(values.size() * 2)};
+    ASSERT_TRUE(ConvertFromF32(values.data(), values.size(), dtype, q.bytes.data()).ok());
+    const std::string qp = TempPath("hq.npy"), oq = TempPath("hoq.npy");
+    ASSERT_EQ(npy::Save(qp, q), "");
+    Result r = RunCli("rope --q " + qp + " --dtype " + name + " --offset 1000 --out-q " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    RopeTensors t;
+    t.q = TensorBSHD(q.bytes.data(), dtype, 1, 2, 4, 16);
+    RopeParams p;
+    p.positions = Positions::Offset(1000);
+    ASSERT_TRUE(ApplyRope(t, p).ok());
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(got.descr, descr);
+    EXPECT_EQ(got.bytes, q.bytes);
+    r = RunCli("rope --q " + qp + " --dtype f32 --out-q " + oq + "x");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("does not match --dtype f32"), std::string::npos) << r.output;
+    // Sinusoidal table in the same dtype.
+    r = RunCli(std::string("sinusoidal --dim 8 --count 3 --dtype ") + name + " --out " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(got.descr, descr);
+    std::vector<uint16_t> want(24);
+    SinusoidalParams sp;
+    ASSERT_TRUE(WriteSinusoidal(sp, EmbeddingBSD(want.data(), dtype, 1, 3, 8)).ok());
+    EXPECT_EQ(std::memcmp(got.bytes.data(), want.data(), 48), 0);
+    for (const std::string& f : {qp, oq}) std::remove(f.c_str());
+  }
 }
 
 TEST(CliTest, DemoPassesOnEveryTarget) {

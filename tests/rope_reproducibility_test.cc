@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "hwy/targets.h"
+#include "posenc/half.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "tests/rope_test_util.h"
@@ -198,6 +199,50 @@ TEST(RopeReproducibilityTest, SinusoidalBitwiseIdenticalAcrossTargetsAndThreads)
     hwy::SetSupportedTargetsForTest(target);
     for (int threads : {1, 2, 8}) {
       const std::vector<float> got = RunSinusoidalBattery(threads);
+      if (expected.empty()) expected = got;
+      EXPECT_TRUE(SameBits(expected, got)) << hwy::TargetName(target) << " threads " << threads;
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// bf16 / f16 RoPE and sinusoidal adds (bits widened to f32 for the comparison).
+std::vector<float> RunHalfBattery(int max_threads) {
+  std::vector<float> all;
+  const std::vector<int64_t> ids = {0, 1, 4000, 131071, (int64_t{1} << 24) - 1, int64_t{1} << 24};
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+      std::vector<float> values(2 * 3 * 4 * 40);
+      test::FillNormal(values.data(), values.size(), 123);
+      values[7] = std::numeric_limits<float>::infinity();
+      values[11] = 70000.f;  // overflows f16
+      std::vector<uint16_t> bits(values.size());
+      EXPECT_TRUE(ConvertFromF32(values.data(), values.size(), dtype, bits.data()).ok());
+      RopeTensors t;
+      t.q = TensorBSHD(bits.data(), dtype, 2, 3, 4, 40);
+      RopeParams p;
+      p.pairs = pairs;
+      p.rotary_dim = 36;
+      p.positions = Positions::Ids(ids.data());
+      p.exec.max_threads = max_threads;
+      EXPECT_TRUE(ApplyRope(t, p).ok());
+      SinusoidalParams sp;
+      sp.positions = Positions::Ids(ids.data());
+      sp.exec.max_threads = max_threads;
+      EXPECT_TRUE(AddSinusoidal(sp, EmbeddingBSD(bits.data(), dtype, 2, 3, 160)).ok());
+      std::vector<float> widened(bits.size());
+      EXPECT_TRUE(ConvertToF32(bits.data(), dtype, bits.size(), widened.data()).ok());
+      all.insert(all.end(), widened.begin(), widened.end());
+    }
+  return all;
+}
+
+TEST(RopeReproducibilityTest, HalfPrecisionBitwiseIdenticalAcrossTargetsAndThreads) {
+  std::vector<float> expected;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int threads : {1, 2, 8}) {
+      const std::vector<float> got = RunHalfBattery(threads);
       if (expected.empty()) expected = got;
       EXPECT_TRUE(SameBits(expected, got)) << hwy::TargetName(target) << " threads " << threads;
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "posenc/half.h"
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
 #include "tests/rope_test_util.h"
@@ -196,6 +197,53 @@ HWY_NOINLINE void TestTableObjectAndThreads() {
     }
 }
 
+// bf16 / f16 tables and fused adds: the RNE of the f32 result, within 1 ulp of the storage type
+// of the exact double value.
+HWY_NOINLINE void TestHalfPrecision() {
+  ExpectDispatchedHere();
+  std::vector<int64_t> ids = {0, 3, 4000, 16777216, 12345678, -7};
+  const int64_t n = static_cast<int64_t>(ids.size()), d = 130;
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    auto round = [dtype](double v) {
+      return dtype == DType::kBF16 ? reference::RoundToBF16(v) : reference::RoundToF16(v);
+    };
+    SinusoidalParams p;
+    p.layout = SinusoidalLayout::kConcatCosSin;
+    p.positions = Positions::Ids(ids.data());
+    p.x_scale = 3.0;
+    // Table.
+    std::vector<uint16_t> half(static_cast<size_t>(n * d));
+    ASSERT_TRUE(WriteSinusoidal(p, EmbeddingBSD(half.data(), dtype, 1, n, d)).ok());
+    const std::vector<float> f32 = Table(d, n, p);
+    std::vector<double> exact(half.size());
+    ASSERT_TRUE(reference::WriteSinusoidalF64(p, EmbeddingBSD(const_cast<float*>(f32.data()), 1, n, d),
+                                              exact.data()).ok());
+    for (size_t i = 0; i < half.size(); ++i) {
+      ASSERT_EQ(half[i], round(f32[i])) << DTypeName(dtype) << " table " << i;
+      std::vector<float> w(1);
+      ASSERT_TRUE(ConvertToF32(&half[i], dtype, 1, w.data()).ok());
+      ASSERT_LE(std::fabs(w[0] - exact[i]), reference::UlpOf(dtype, exact[i])) << i;
+    }
+    // Fused add, in place.
+    std::vector<float> xf(half.size());
+    test::FillNormal(xf.data(), xf.size(), 9);
+    std::vector<uint16_t> x(half.size());
+    for (size_t i = 0; i < x.size(); ++i) x[i] = round(xf[i]);
+    std::vector<float> xw(x.size());
+    ASSERT_TRUE(ConvertToF32(x.data(), dtype, x.size(), xw.data()).ok());
+    std::vector<double> exact_add(x.size());
+    ASSERT_TRUE(reference::AddSinusoidalF64(p, EmbeddingBSD(x.data(), dtype, 1, n, d), exact_add.data()).ok());
+    ASSERT_TRUE(AddSinusoidal(p, EmbeddingBSD(x.data(), dtype, 1, n, d)).ok());
+    std::vector<float> got(x.size());
+    ASSERT_TRUE(ConvertToF32(x.data(), dtype, x.size(), got.data()).ok());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float f32_result = static_cast<float>(static_cast<double>(xw[i]) * 3.0 + f32[i]);
+      ASSERT_EQ(x[i], round(f32_result)) << DTypeName(dtype) << " add " << i;
+      ASSERT_LE(std::fabs(got[i] - exact_add[i]), reference::UlpOf(dtype, exact_add[i])) << i;
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace posenc
 HWY_AFTER_NAMESPACE();
@@ -208,6 +256,7 @@ HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestConventionsByHand);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestTablesAgainstReference);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestFusedAdd);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestTableObjectAndThreads);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestHalfPrecision);
 
 // ---------------------------------------------------------------- errors (target independent)
 void ExpectSinusoidalError(const std::function<Status(std::vector<float>&)>& call,
@@ -283,10 +332,10 @@ TEST(SinusoidalErrorsTest, EveryError) {
     return WriteSinusoidal(SinusoidalParams(), v);
   }, kInvalid, "make elements alias each other");
   ExpectSinusoidalError([&](std::vector<float>& b) {
-    EmbeddingView v = view(b, 8);
-    v.dtype = DType::kBF16;
-    return WriteSinusoidal(SinusoidalParams(), v);
-  }, StatusCode::kUnsupported, "out.dtype = bf16");
+    EmbeddingView x = view(b, 8);
+    EmbeddingView out = EmbeddingBSD(b.data() + 64, DType::kBF16, 2, 4, 8);
+    return AddSinusoidal(SinusoidalParams(), x, &out);
+  }, kInvalid, "out.dtype = bf16: must equal x.dtype = f32");
   std::shared_ptr<const SinusoidalTable> table;
   ASSERT_TRUE(SinusoidalTable::Create(SinusoidalParams(), 8, 6, &table).ok());
   ExpectSinusoidalError([&](std::vector<float>& b) {

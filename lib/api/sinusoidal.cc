@@ -39,10 +39,6 @@ Status CheckEmbedding(const EmbeddingView& v, const char* name) {
   const int64_t strides[3] = {v.stride_batch, v.stride_seq, 1};
   Status st = CheckView(v.data, v.dtype, shape, strides, 3, name);
   if (!st.ok()) return st;
-  if (v.dtype != DType::kF32) {
-    return Err(StatusCode::kUnsupported, name, ".dtype = ", DTypeName(v.dtype),
-               ": only f32 is supported by this version");
-  }
   if (v.d_model % 2 != 0) {
     return Err(kInvalid, name, ".d_model = ", v.d_model, ": must be even");
   }
@@ -58,6 +54,10 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   if (add && !(st = CheckEmbedding(*x, "x")).ok()) return st;
   if (!(st = CheckEmbedding(out, add ? "out" : "out")).ok()) return st;
   if (add) {
+    if (out.dtype != x->dtype) {
+      return Err(kInvalid, "out.dtype = ", DTypeName(out.dtype), ": must equal x.dtype = ",
+                 DTypeName(x->dtype));
+    }
     if (out.batch != x->batch || out.seq != x->seq || out.d_model != x->d_model) {
       return Err(kInvalid, "out shape [", out.batch, ", ", out.seq, ", ", out.d_model,
                  "]: must equal x shape [", x->batch, ", ", x->seq, ", ", x->d_model, "]");
@@ -175,11 +175,14 @@ Status Run(const SinusoidalParams& params, const EmbeddingView* x, const Embeddi
     kernels::SinusoidalPlan plan;
     Status st = api::PrepareSinusoidal(params, x, out, &plan);
     if (!st.ok()) return st;
-    const int64_t bytes_per_token = (x != nullptr ? 2 : 1) * plan.d_model * 4;
+    const int64_t bytes_per_token =
+        (x != nullptr ? 2 : 1) * plan.d_model * static_cast<int64_t>(DTypeSize(plan.dtype));
+    void (*rows)(const kernels::SinusoidalPlan&, int64_t, int64_t) =
+        plan.dtype == DType::kBF16  ? kernels::SinusoidalTokensBF16
+        : plan.dtype == DType::kF16 ? kernels::SinusoidalTokensF16
+                                    : kernels::SinusoidalTokensF32;
     parallel::ForEachRange(plan.tokens(), bytes_per_token, params.exec,
-                           [&plan](int64_t begin, int64_t end) {
-                             kernels::SinusoidalTokensF32(plan, begin, end);
-                           });
+                           [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
     return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kInternal, "out of memory");

@@ -28,8 +28,10 @@ struct SinusoidalPlan {
   int64_t tokens() const { return batch * seq; }
 };
 
-// Dispatched (best target): tokens [begin, end) of an f32 plan.
+// Dispatched (best target): tokens [begin, end) of a plan whose x/out dtype is f32 / bf16 / f16.
 void SinusoidalTokensF32(const SinusoidalPlan& plan, int64_t begin, int64_t end);
+void SinusoidalTokensBF16(const SinusoidalPlan& plan, int64_t begin, int64_t end);
+void SinusoidalTokensF16(const SinusoidalPlan& plan, int64_t begin, int64_t end);
 
 }  // namespace kernels
 }  // namespace posenc

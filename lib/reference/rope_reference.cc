@@ -7,30 +7,12 @@
 #include <vector>
 
 #include "lib/api/rope_prepare.h"
-#include "posenc/half.h"
+#include "lib/reference/elements.h"
 #include "posenc/rope.h"
 
 namespace posenc {
 namespace reference {
 namespace {
-
-// Element i of a buffer of `dtype`, widened exactly to double.
-double Read(const void* base, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::kBF16: return BF16ToDouble(static_cast<const uint16_t*>(base)[i]);
-    case DType::kF16: return F16ToDouble(static_cast<const uint16_t*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
-  }
-}
-
-// Rounds v once to `dtype` and stores it as element i.
-void Write(void* base, DType dtype, int64_t i, double v) {
-  switch (dtype) {
-    case DType::kBF16: static_cast<uint16_t*>(base)[i] = RoundToBF16(v); break;
-    case DType::kF16: static_cast<uint16_t*>(base)[i] = RoundToF16(v); break;
-    default: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-  }
-}
 
 // Calls emit(io_index, in_offset, out_offset, flat_index, value) for every element of every
 // present tensor, all values of one token computed before any of them is emitted (so in-place
@@ -49,8 +31,8 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
                               ? t
                               : kernels::PositionOf(plan.positions, b, s, plan.seq);
       for (int64_t i = 0; i < half; ++i) {
-        cos[i] = Read(plan.cos_rows, plan.cache_dtype, row * half + i);
-        sin[i] = Read(plan.sin_rows, plan.cache_dtype, row * half + i);
+        cos[i] = ReadElement(plan.cos_rows, plan.cache_dtype, row * half + i);
+        sin[i] = ReadElement(plan.sin_rows, plan.cache_dtype, row * half + i);
       }
     } else {
       const double p = static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq));
@@ -65,12 +47,12 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
       for (int64_t h = 0; h < io.heads; ++h) {
         const int64_t in_off = b * io.in_stride[0] + s * io.in_stride[1] + h * io.in_stride[2];
         const int64_t out_off = b * io.out_stride[0] + s * io.out_stride[1] + h * io.out_stride[2];
-        for (int64_t j = 0; j < plan.head_dim; ++j) head[j] = Read(io.in, plan.dtype, in_off + j);
+        for (int64_t j = 0; j < plan.head_dim; ++j) head[j] = ReadElement(io.in, plan.dtype, in_off + j);
         for (int64_t i = 0; i < half; ++i) {
           const int64_t ix = plan.interleaved ? 2 * i : i;
           const int64_t iy = plan.interleaved ? 2 * i + 1 : i + half;
-          const double x = Read(io.in, plan.dtype, in_off + ix);
-          const double y = Read(io.in, plan.dtype, in_off + iy);
+          const double x = ReadElement(io.in, plan.dtype, in_off + ix);
+          const double y = ReadElement(io.in, plan.dtype, in_off + iy);
           const double c = cos[i], sn = sign * sin[i];
           head[ix] = x * c - y * sn;
           head[iy] = x * sn + y * c;
@@ -101,7 +83,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;
     Run(prep, [&prep](int n, int64_t out_off, int64_t, double v) {
-      Write(prep.plan.io[n].out, prep.plan.dtype, out_off, v);
+      WriteElement(prep.plan.io[n].out, prep.plan.dtype, out_off, v);
     });
     return Status::Ok();
   });

@@ -7,6 +7,7 @@
 
 #include "lib/api/sinusoidal_prepare.h"
 #include "lib/kernels/rope_plan.h"
+#include "lib/reference/elements.h"
 #include "posenc/sinusoidal.h"
 
 namespace posenc {
@@ -36,8 +37,8 @@ void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
       }
     }
     if (plan.add) {
-      const float* x = static_cast<const float*>(plan.x) + b * plan.x_stride[0] + s * plan.x_stride[1];
-      for (int64_t j = 0; j < d; ++j) row[j] += static_cast<double>(x[j]) * plan.x_scale;
+      const int64_t x_off = b * plan.x_stride[0] + s * plan.x_stride[1];
+      for (int64_t j = 0; j < d; ++j) row[j] += ReadElement(plan.x, plan.dtype, x_off + j) * plan.x_scale;
     }
     const int64_t out_off = b * plan.out_stride[0] + s * plan.out_stride[1];
     for (int64_t j = 0; j < d; ++j) emit(out_off + j, t * d + j, row[j]);
@@ -60,9 +61,7 @@ Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const Embe
     kernels::SinusoidalPlan plan;
     Status st = api::PrepareSinusoidal(params, x, out, &plan);
     if (!st.ok()) return st;
-    Run(plan, [&plan](int64_t off, int64_t, double v) {
-      static_cast<float*>(plan.out)[off] = static_cast<float>(v);
-    });
+    Run(plan, [&plan](int64_t off, int64_t, double v) { WriteElement(plan.out, plan.dtype, off, v); });
     return Status::Ok();
   });
 }

@@ -15,7 +15,7 @@ namespace {
 
 struct RopeArgs {
   std::string q, k, layout = "bshd", pairs = "half", inv_freq, cos, sin, positions, out_q, out_k;
-  std::string config;
+  std::string config, dtype = "f32";
   int64_t num_heads = 0, num_kv_heads = 0, rotary_dim = 0, offset = 0, seq_len = -1;
   double base = 10000.0, attention_factor = 1.0;
   bool inverse = false;
@@ -34,11 +34,25 @@ std::string ShapeOf(const npy::Array& a) {
   return s + ")";
 }
 
-// View of a q or k array in the chosen layout.
-Tensor ViewOf(const std::string& flag, npy::Array& a, const std::string& layout, int64_t heads) {
-  if (a.descr != "<f4") {
-    throw UsageError(flag + " " + ": dtype '" + a.descr + "' is not supported (float32 '<f4' only)");
+// DType of a .npy descr: '<f4' f32, '<f2' f16, '<u2' bf16 bit patterns.
+bool DTypeOfDescr(const std::string& descr, DType* out) {
+  if (descr == "<f4") *out = DType::kF32;
+  else if (descr == "<f2") *out = DType::kF16;
+  else if (descr == "<u2") *out = DType::kBF16;
+  else return false;
+  return true;
+}
+
+// View of a q or k array in the chosen layout; its descr must match --dtype.
+Tensor ViewOf(const std::string& flag, npy::Array& a, const std::string& layout, int64_t heads,
+              const std::string& dtype_name) {
+  const char* want = dtype_name == "bf16" ? "<u2" : dtype_name == "f16" ? "<f2" : "<f4";
+  if (a.descr != want) {
+    throw UsageError(flag + ": dtype '" + a.descr + "' does not match --dtype " + dtype_name +
+                     " (expects '" + want + "'; bf16 files hold the bit patterns as '<u2')");
   }
+  DType dtype = DType::kF32;
+  DTypeOfDescr(a.descr, &dtype);
   const size_t rank = layout == "bsd" ? 3 : 4;
   if (a.shape.size() != rank) {
     throw UsageError(flag + ": shape " + ShapeOf(a) + " has rank " + std::to_string(a.shape.size()) +
@@ -47,17 +61,14 @@ Tensor ViewOf(const std::string& flag, npy::Array& a, const std::string& layout,
   for (int64_t d : a.shape) {
     if (d <= 0) throw UsageError(flag + ": shape " + ShapeOf(a) + " has an empty axis");
   }
-  if (layout == "bshd") {
-    return TensorBSHD(a.as<float>(), a.shape[0], a.shape[1], a.shape[2], a.shape[3]);
-  }
-  if (layout == "bhsd") {
-    return TensorBHSD(a.as<float>(), a.shape[0], a.shape[1], a.shape[2], a.shape[3]);
-  }
+  void* data = a.bytes.data();
+  if (layout == "bshd") return TensorBSHD(data, dtype, a.shape[0], a.shape[1], a.shape[2], a.shape[3]);
+  if (layout == "bhsd") return TensorBHSD(data, dtype, a.shape[0], a.shape[1], a.shape[2], a.shape[3]);
   if (a.shape[2] % heads != 0) {
     throw UsageError(flag + ": last axis " + std::to_string(a.shape[2]) +
                      " is not a multiple of the head count " + std::to_string(heads));
   }
-  return TensorBSHD(a.as<float>(), a.shape[0], a.shape[1], heads, a.shape[2] / heads);
+  return TensorBSHD(data, dtype, a.shape[0], a.shape[1], heads, a.shape[2] / heads);
 }
 
 void RunRope(const RopeArgs& args) {
@@ -70,10 +81,11 @@ void RunRope(const RopeArgs& args) {
   npy::Array q = LoadOrThrow("--q", args.q);
   npy::Array k;
   RopeTensors t;
-  t.q = ViewOf("--q", q, args.layout, args.num_heads);
+  t.q = ViewOf("--q", q, args.layout, args.num_heads, args.dtype);
   if (!args.k.empty()) {
     k = LoadOrThrow("--k", args.k);
-    t.k = ViewOf("--k", k, args.layout, args.num_kv_heads > 0 ? args.num_kv_heads : args.num_heads);
+    t.k = ViewOf("--k", k, args.layout, args.num_kv_heads > 0 ? args.num_kv_heads : args.num_heads,
+                 args.dtype);
   }
   npy::Array out_q{q.descr, q.shape, std::vector<unsigned char>(q.bytes.size())};
   npy::Array out_k{k.descr, k.shape, std::vector<unsigned char>(k.bytes.size())};
@@ -122,13 +134,14 @@ void RunRope(const RopeArgs& args) {
   if (!args.cos.empty()) {
     cos = LoadOrThrow("--cos", args.cos);
     sin = LoadOrThrow("--sin", args.sin);
-    if (cos.shape != sin.shape || cos.descr != "<f4" || sin.descr != "<f4") {
-      throw UsageError("--cos/--sin: must be float32 arrays of one shape, got '" + cos.descr + "' " +
-                       ShapeOf(cos) + " and '" + sin.descr + "' " + ShapeOf(sin));
-    }
     CosSinCache cache;
-    cache.cos = cos.as<float>();
-    cache.sin = sin.as<float>();
+    if (cos.shape != sin.shape || cos.descr != sin.descr || !DTypeOfDescr(cos.descr, &cache.dtype)) {
+      throw UsageError("--cos/--sin: must be arrays of one shape and one dtype ('<f4', '<f2' or "
+                       "'<u2' bf16 bits), got '" + cos.descr + "' " + ShapeOf(cos) + " and '" +
+                       sin.descr + "' " + ShapeOf(sin));
+    }
+    cache.cos = cos.bytes.data();
+    cache.sin = sin.bytes.data();
     if (cos.shape.size() == 2 && cos.shape[1] == half) {
       cache.kind = CosSinCache::Kind::kByPosition;
       cache.rows = cos.shape[0];
@@ -181,9 +194,11 @@ void RunRope(const RopeArgs& args) {
 
 void AddRope(CLI::App& app) {
   auto args = std::make_shared<RopeArgs>();
-  CLI::App* cmd = app.add_subcommand("rope", "Apply RoPE to .npy tensors (float32)");
-  cmd->add_option("--q", args->q, "q tensor (.npy, float32)")->required();
-  cmd->add_option("--k", args->k, "k tensor (.npy, float32)");
+  CLI::App* cmd = app.add_subcommand("rope", "Apply RoPE to .npy tensors (f32, bf16, f16)");
+  cmd->add_option("--q", args->q, "q tensor (.npy)")->required();
+  cmd->add_option("--k", args->k, "k tensor (.npy)");
+  cmd->add_option("--dtype", args->dtype, "f32 ('<f4'), bf16 ('<u2' bit patterns) or f16 ('<f2')")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   cmd->add_option("--layout", args->layout, "bshd, bhsd or bsd ([batch, seq, heads*head_dim])")
       ->check(CLI::IsMember({"bshd", "bhsd", "bsd"}));
   cmd->add_option("--num-heads", args->num_heads, "q heads (layout bsd)");

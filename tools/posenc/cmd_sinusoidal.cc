@@ -13,7 +13,7 @@ namespace {
 
 struct SinusoidalArgs {
   int64_t dim = 0, count = 0, start = 0, offset = 0;
-  std::string positions, convention = "interleaved", spacing = "paper", out;
+  std::string positions, convention = "interleaved", spacing = "paper", out, dtype = "f32";
   double base = 10000.0;
 };
 
@@ -45,8 +45,11 @@ void RunSinusoidal(const SinusoidalArgs& args) {
   if (args.dim <= 0 || args.dim % 2 != 0) {
     throw UsageError("--dim = " + std::to_string(args.dim) + ": must be even and > 0");
   }
-  npy::Array out{"<f4", {n, args.dim}, std::vector<unsigned char>(static_cast<size_t>(n * args.dim) * 4)};
-  const Status st = WriteSinusoidal(p, EmbeddingBSD(out.as<float>(), DType::kF32, 1, n, args.dim));
+  const DType dtype = args.dtype == "bf16" ? DType::kBF16 : args.dtype == "f16" ? DType::kF16 : DType::kF32;
+  const char* descr = dtype == DType::kBF16 ? "<u2" : dtype == DType::kF16 ? "<f2" : "<f4";
+  npy::Array out{descr, {n, args.dim},
+                 std::vector<unsigned char>(static_cast<size_t>(n * args.dim) * DTypeSize(dtype))};
+  const Status st = WriteSinusoidal(p, EmbeddingBSD(out.bytes.data(), dtype, 1, n, args.dim));
   if (!st.ok()) throw UsageError(st.message());
   const std::string err = npy::Save(args.out, out);
   if (!err.empty()) throw std::runtime_error(err);
@@ -56,7 +59,9 @@ void RunSinusoidal(const SinusoidalArgs& args) {
 
 void AddSinusoidal(CLI::App& app) {
   auto args = std::make_shared<SinusoidalArgs>();
-  CLI::App* cmd = app.add_subcommand("sinusoidal", "Write a float32 [N, D] sinusoidal PE table");
+  CLI::App* cmd = app.add_subcommand("sinusoidal", "Write an [N, D] sinusoidal PE table (.npy)");
+  cmd->add_option("--dtype", args->dtype, "f32 ('<f4'), bf16 ('<u2' bit patterns) or f16 ('<f2')")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   cmd->add_option("--dim", args->dim, "d_model (even)")->required();
   CLI::Option* count = cmd->add_option("--count", args->count, "number of positions N");
   CLI::Option* start = cmd->add_option("--start", args->start, "first position (default 0)");
