@@ -11,6 +11,7 @@
 
 #include "bench/bench_common.h"
 #include "bench/model_shapes.h"
+#include "posenc/half.h"
 #include "posenc/rope.h"
 #include "posenc/targets.h"
 
@@ -40,6 +41,7 @@ struct Case {
   std::string target;
   int threads;
   RotationArithmetic arithmetic = RotationArithmetic::kF64;
+  DType dtype = DType::kF32;
 };
 
 constexpr int64_t kDecodePosition = 4000;
@@ -57,17 +59,30 @@ const RopeTable* TableFor(const ModelShape& m) {
   return t.get();
 }
 
+// q and k of `dtype`, stored in float vectors (so the baseline can scale the same bytes).
 struct QK {
+  int64_t q_elements, k_elements;
+  DType dtype;
   std::vector<float> q, k;
-  QK(const ModelShape& m, int64_t tokens)
-      : q(static_cast<size_t>(tokens * m.q_heads * m.head_dim)),
-        k(static_cast<size_t>(tokens * m.kv_heads * m.head_dim)) {
+  QK(const ModelShape& m, int64_t tokens, DType dt)
+      : q_elements(tokens * m.q_heads * m.head_dim),
+        k_elements(tokens * m.kv_heads * m.head_dim),
+        dtype(dt),
+        q(Words(q_elements, dt)),
+        k(Words(k_elements, dt)) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (float& x : q) x = dist(rng);
-    for (float& x : k) x = dist(rng);
+    for (std::vector<float>* v : {&q, &k}) {
+      std::vector<float> values(v == &q ? static_cast<size_t>(q_elements) : static_cast<size_t>(k_elements));
+      for (float& x : values) x = dist(rng);
+      (void)ConvertFromF32(values.data(), values.size(), dt, v->data());
+    }
   }
-  double elements() const { return static_cast<double>(q.size() + k.size()); }
+  static size_t Words(int64_t elements, DType dt) {
+    return (static_cast<size_t>(elements) * DTypeSize(dt) + 3) / 4;
+  }
+  double elements() const { return static_cast<double>(q_elements + k_elements); }
+  double bytes_moved() const { return 2.0 * static_cast<double>(DTypeSize(dtype)) * elements(); }
 };
 
 RopeParams ParamsFor(const Case& c) {
@@ -93,15 +108,16 @@ RopeParams ParamsFor(const Case& c) {
 // posenc::reference seconds per token for the shape (measured once on 8 tokens; it is linear).
 double ReferenceSecondsPerToken(const Case& c) {
   static std::map<std::string, double> cache;
-  const std::string key = c.model->name + PairLayoutName(c.pairs) + SourceName(c.source);
+  const std::string key =
+      c.model->name + PairLayoutName(c.pairs) + SourceName(c.source) + DTypeName(c.dtype);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   Case small = c;
   small.tokens = 8;
-  QK t(*c.model, small.tokens);
+  QK t(*c.model, small.tokens, c.dtype);
   RopeTensors rt;
-  rt.q = TensorBSHD(t.q.data(), 1, small.tokens, c.model->q_heads, c.model->head_dim);
-  rt.k = TensorBSHD(t.k.data(), 1, small.tokens, c.model->kv_heads, c.model->head_dim);
+  rt.q = TensorBSHD(t.q.data(), c.dtype, 1, small.tokens, c.model->q_heads, c.model->head_dim);
+  rt.k = TensorBSHD(t.k.data(), c.dtype, 1, small.tokens, c.model->kv_heads, c.model->head_dim);
   const RopeParams p = ParamsFor(small);
   const double s = MeanSeconds([&] { (void)reference::ApplyRope(rt, p); }) / 8.0;
   cache[key] = s;
@@ -110,20 +126,20 @@ double ReferenceSecondsPerToken(const Case& c) {
 
 void RunCase(benchmark::State& state, const Case& c) {
   if (!SelectTarget(state, c.target)) return;
-  QK t(*c.model, c.tokens);
+  QK t(*c.model, c.tokens, c.dtype);
   const double baseline = BaselineSeconds({&t.q, &t.k}, c.threads);
   double reference = 0;
   if (c.source == Source::kBaselineMemcpy) {
     std::vector<float> q_copy(t.q.size()), k_copy(t.k.size());
     for (auto _ : state) {
-      std::memcpy(q_copy.data(), t.q.data(), t.q.size() * 4);
-      std::memcpy(k_copy.data(), t.k.data(), t.k.size() * 4);
+      std::memcpy(q_copy.data(), t.q.data(), q_copy.size() * 4);
+      std::memcpy(k_copy.data(), t.k.data(), k_copy.size() * 4);
       benchmark::ClobberMemory();
     }
   } else {
     RopeTensors rt;
-    rt.q = TensorBSHD(t.q.data(), 1, c.tokens, c.model->q_heads, c.model->head_dim);
-    rt.k = TensorBSHD(t.k.data(), 1, c.tokens, c.model->kv_heads, c.model->head_dim);
+    rt.q = TensorBSHD(t.q.data(), c.dtype, 1, c.tokens, c.model->q_heads, c.model->head_dim);
+    rt.k = TensorBSHD(t.k.data(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
     const RopeParams p = ParamsFor(c);
     Status st = ApplyRope(rt, p);  // warm-up, and the error check outside the timed loop
     if (!st.ok()) {
@@ -140,16 +156,19 @@ void RunCase(benchmark::State& state, const Case& c) {
     reference = ReferenceSecondsPerToken(c) * static_cast<double>(c.tokens);
   }
   (void)SetMaxTarget("");
-  SetRowCounters(state, 2.0 * 4.0 * t.elements(), t.elements(), baseline, reference);
+  SetRowCounters(state, t.bytes_moved(), t.elements(), baseline, reference);
 }
 
 void Register(const Case& c, bool quick) {
   Row row;
   row.model = c.model->name;
   row.tokens = c.tokens;
+  row.dtype = DTypeName(c.dtype);
   row.pairs = PairLayoutName(c.pairs);
   row.source = SourceName(c.source);
-  row.arithmetic = c.source == Source::kBaselineMemcpy ? "" : ArithmeticName(c.arithmetic);
+  row.arithmetic = c.source == Source::kBaselineMemcpy || c.dtype != DType::kF32
+                       ? ""
+                       : ArithmeticName(c.arithmetic);
   row.target = c.target;
   row.threads = c.threads;
   RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });
@@ -169,6 +188,12 @@ void RegisterRopeBenchmarks(bool quick) {
             if (tokens == 1 && threads == 2) continue;  // a decode step never spawns tasks
             Register({m, tokens, PairLayout::kHalf, s, targets.front(), threads, a}, quick);
           }
+    for (DType dt : {DType::kBF16, DType::kF16})
+      for (int64_t tokens : {512, 4096}) {
+        Register({m, tokens, PairLayout::kHalf, Source::kTable, targets.front(), 1,
+                  RotationArithmetic::kF32, dt},
+                 quick);
+      }
     Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, targets.front(), 1}, quick);
     return;
   }
@@ -183,6 +208,12 @@ void RegisterRopeBenchmarks(bool quick) {
                 if (a == RotationArithmetic::kF32 && target != targets.front()) continue;
                 Register({&m, tokens, pairs, s, target, threads, a}, quick);
               }
+      for (DType dt : {DType::kBF16, DType::kF16})
+        for (Source s : {Source::kOnTheFly, Source::kTable})
+          for (int threads : {1, 2}) {
+            Register({&m, tokens, m.pairs, s, targets.front(), threads, RotationArithmetic::kF32, dt},
+                     quick);
+          }
       Register({&m, tokens, m.pairs, Source::kBaselineMemcpy, targets.front(), 1}, quick);
     }
 }

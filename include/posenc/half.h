@@ -4,7 +4,7 @@
 // them as uint16_t bit patterns. Rounding to either is round-to-nearest-even of the f32 value;
 // overflow becomes +-Inf, +-Inf stays, subnormals are produced and read exactly. NaN stays NaN:
 // bf16 keeps the sign and top payload bits and sets the quiet bit ((bits >> 16) | 0x0040); f16
-// becomes the quiet NaN 0x7E00 with the sign.
+// does the same (sign | 0x7E00 | top 10 mantissa bits, as x86 F16C), and f16 -> f32 quiets NaNs.
 #ifndef POSENC_HALF_H_
 #define POSENC_HALF_H_
 

@@ -4,13 +4,18 @@
 // posenc converts with integer operations, identical on every target:
 //   bf16 <- f32: (u + 0x7FFF + ((u >> 16) & 1)) >> 16; NaN -> (u >> 16) | 0x0040 (quiet, keeps
 //                sign and top payload). Overflow carries into the exponent and becomes Inf.
-//   f16  <- f32: |v| >= 65536 (or NaN/Inf): Inf, or 0x7E00 for NaN; |v| < 2^-14: add 0.5f so the
-//                FPU's own RNE aligns the 10 subnormal bits, subtract the bias; otherwise rebias
-//                the exponent and add 0xFFF + (mantissa bit 13) before >> 13 (RNE; a carry out of
-//                65504 gives Inf as IEEE does). Sign copied. (F. Giesen's float_to_half_rtne.)
+//   f16  <- f32: AVX2/AVX3 use F16C (vcvtps2ph, RNE). Elsewhere: |v| >= 65536 (or NaN/Inf): Inf,
+//                or for NaN 0x7E00 | (mantissa >> 13), F16C's quieted NaN; |v| < 2^-14: add 0.5f
+//                so the FPU's own RNE aligns the 10 subnormal bits, subtract the bias; otherwise
+//                rebias the exponent and add 0xFFF + (mantissa bit 13) before >> 13 (RNE; a carry
+//                out of 65504 gives Inf as IEEE does). Sign copied. (F. Giesen's
+//                float_to_half_rtne.)
 //   f32 <- bf16: u << 16 (exact).
-//   f32 <- f16:  shift into place and rebias; Inf/NaN get the extra exponent; subnormals are
+//   f32 <- f16:  AVX2/AVX3 use F16C (vcvtph2ps). Elsewhere: shift into place and rebias; Inf/NaN
+//                get the extra exponent and NaNs the quiet bit (as F16C); subnormals are
 //                renormalised by one exact f32 subtraction. Exact for all 65536 inputs.
+// The emulation reproduces F16C bit for bit, NaNs included (tests/half_test.cc checks every
+// target against one scalar oracle), so f16 results are identical on every target.
 // Storage types are hwy::bfloat16_t / hwy::float16_t, accessed as uint16_t bits.
 
 #if defined(POSENC_LIB_KERNELS_HALF_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -35,8 +40,18 @@ HWY_INLINE hn::Vec<DF> BF16BitsToF32(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> bi
   return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du32, bits)));
 }
 
+#undef POSENC_F16C
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define POSENC_F16C 1
+#else
+#define POSENC_F16C 0
+#endif
+
 template <class DF>
 HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> bits) {
+#if POSENC_F16C
+  return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), bits));
+#else
   const hn::Rebind<int32_t, DF> di;
   const auto h = hn::BitCast(di, hn::PromoteTo(hn::Rebind<uint32_t, DF>(), bits));
   const auto shifted_exp = hn::Set(di, 0x7C00 << 13);
@@ -45,13 +60,16 @@ HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> bit
   o = hn::Add(o, hn::Set(di, (127 - 15) << 23));
   const auto inf_nan = hn::Eq(exp, shifted_exp);
   const auto sub = hn::Eq(exp, hn::Zero(di));
-  o = hn::IfThenElse(inf_nan, hn::Add(o, hn::Set(di, (128 - 16) << 23)), o);
+  const auto quiet = hn::IfThenElseZero(hn::Ne(hn::And(h, hn::Set(di, 0x3FF)), hn::Zero(di)),
+                                        hn::Set(di, 0x00400000));
+  o = hn::IfThenElse(inf_nan, hn::Or(hn::Add(o, hn::Set(di, (128 - 16) << 23)), quiet), o);
   // Zero / subnormal: one more exponent step, then subtract 2^-14 (exact) to renormalise.
   const auto renorm = hn::BitCast(
       di, hn::Sub(hn::BitCast(df, hn::Add(o, hn::Set(di, 1 << 23))), hn::Set(df, 6.103515625e-05f)));
   o = hn::IfThenElse(sub, renorm, o);
   o = hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(di, 0x8000))));
   return hn::BitCast(df, o);
+#endif
 }
 
 template <class DF>
@@ -66,16 +84,26 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> F32ToBF16Bits(DF df, hn::Vec<DF> v)
   const auto is_nan = hn::RebindMask(du, hn::IsNaN(v));  // not Ne(v, v): AVX2 uses NEQ_OQ
   const auto r = hn::IfThenElse(is_nan, quiet, rounded);
   (void)df;
+  (void)di;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  return hn::TruncateTo(hn::Rebind<uint16_t, DF>(), r);  // vpmovdw; r <= 0xFFFF
+#else
   return hn::DemoteTo(hn::Rebind<uint16_t, DF>(), hn::BitCast(di, r));
+#endif
 }
 
 template <class DF>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> F32ToF16Bits(DF df, hn::Vec<DF> v) {
+#if POSENC_F16C
+  (void)df;
+  return hn::BitCast(hn::Rebind<uint16_t, DF>(), hn::DemoteTo(hn::Rebind<hwy::float16_t, DF>(), v));
+#else
   const hn::Rebind<int32_t, DF> di;
   const auto u = hn::BitCast(di, v);
   const auto sign = hn::And(u, hn::Set(di, static_cast<int32_t>(0x80000000u)));
   const auto a = hn::Xor(u, sign);  // |v| bits, >= 0 as int32
-  const auto inf_nan = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x7F800000)), hn::Set(di, 0x7E00),
+  const auto nan_bits = hn::Or(hn::Set(di, 0x7E00), hn::And(hn::ShiftRight<13>(a), hn::Set(di, 0x3FF)));
+  const auto inf_nan = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x7F800000)), nan_bits,
                                       hn::Set(di, 0x7C00));
   // Subnormal / zero results: 0.5f = ((127 - 15) + (23 - 10) + 1) << 23 as the magic.
   const auto sub = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))),
@@ -88,6 +116,7 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> F32ToF16Bits(DF df, hn::Vec<DF> v) 
   r = hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x47800000)), r, inf_nan);
   r = hn::Or(r, hn::BitCast(di, hn::ShiftRight<16>(hn::BitCast(hn::Rebind<uint32_t, DF>(), sign))));
   return hn::DemoteTo(hn::Rebind<uint16_t, DF>(), r);
+#endif
 }
 
 // Loads / stores f32 lanes from / to each storage type.

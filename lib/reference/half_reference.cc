@@ -63,7 +63,12 @@ uint16_t RoundToBF16(double v) {
 
 uint16_t RoundToF16(double v) {
   const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-  if (std::isnan(v)) return sign | 0x7E00;
+  if (std::isnan(v)) {  // quiet, top 9 payload bits kept (as F16C does)
+    float f = static_cast<float>(v);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return static_cast<uint16_t>(sign | 0x7E00 | ((u >> 13) & 0x3FF));
+  }
   if (std::isinf(v)) return sign | 0x7C00;
   return static_cast<uint16_t>(sign | RoundMagnitude(std::fabs(v), 10, -14, 15));
 }
