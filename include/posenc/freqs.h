@@ -16,6 +16,8 @@
 #ifndef POSENC_FREQS_H_
 #define POSENC_FREQS_H_
 
+#include "posenc/export.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,7 +29,7 @@
 namespace posenc {
 
 enum class RopeType { kDefault, kLinear, kDynamic, kNtk, kYarn, kLlama3, kLongRope };
-const char* RopeTypeName(RopeType type);  // "default", "linear", ... (HF rope_type strings)
+POSENC_API const char* RopeTypeName(RopeType type);  // "default", "linear", ... (HF rope_type strings)
 
 // The rope-relevant fields of a model config. Counts of 0 mean "absent".
 struct RopeConfig {
@@ -63,7 +65,7 @@ struct RopeFrequencies {
 
 // Frequencies for sequences of length seq_len (0 = unknown: dynamic keeps the base, longrope uses
 // short_factor). Validates the config first; messages name the config key.
-Status ComputeFrequencies(const RopeConfig& config, int64_t seq_len, RopeFrequencies* out);
+POSENC_API Status ComputeFrequencies(const RopeConfig& config, int64_t seq_len, RopeFrequencies* out);
 
 // Parses a Hugging Face config.json (text or file). Reads rope_theta at top level or in the rope
 // dict; the rope dict under rope_scaling or rope_parameters (`type` is an alias of `rope_type`);
@@ -71,14 +73,14 @@ Status ComputeFrequencies(const RopeConfig& config, int64_t seq_len, RopeFrequen
 // partial_rotary_factor (top level or in the dict; GPT-NeoX's rotary_pct is an alias, as is
 // rotary_emb_base for rope_theta); max_position_embeddings; original_max_position_embeddings at
 // top level or in the dict. On failure *out is unchanged and the message names the key.
-Status ParseHfConfig(const std::string& json_text, RopeConfig* out);
-Status LoadHfConfig(const std::string& path, RopeConfig* out);
+POSENC_API Status ParseHfConfig(const std::string& json_text, RopeConfig* out);
+POSENC_API Status LoadHfConfig(const std::string& path, RopeConfig* out);
 
 // ApplyRope with a config's frequencies, attention factor and rotary_dim (params.freqs is
 // ignored; params.rotary_dim must be 0 or equal the config's; the source must be on the fly).
 // For dynamic and longrope the sequence length is L = (largest position of the call) + 1, as HF
 // computes it from position_ids; positions are validated first.
-Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const RopeParams& params);
+POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const RopeParams& params);
 
 }  // namespace posenc
 

@@ -8,6 +8,8 @@
 #ifndef POSENC_HALF_H_
 #define POSENC_HALF_H_
 
+#include "posenc/export.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -18,16 +20,16 @@ namespace posenc {
 
 // n elements of `dtype` (f32, bf16 or f16 bits) to f32 / from f32, with the best SIMD target.
 // Bitwise identical on every target. src and dst must not partially overlap.
-Status ConvertToF32(const void* src, DType dtype, size_t n, float* dst);
-Status ConvertFromF32(const float* src, size_t n, DType dtype, void* dst);
+POSENC_API Status ConvertToF32(const void* src, DType dtype, size_t n, float* dst);
+POSENC_API Status ConvertFromF32(const float* src, size_t n, DType dtype, void* dst);
 
 namespace reference {
 // Scalar oracles, written independently of the SIMD code (exponent/mantissa arithmetic in double
 // with std::nearbyint). RoundTo* rounds a double once, RNE; the *ToDouble are exact.
-uint16_t RoundToBF16(double v);
-uint16_t RoundToF16(double v);
-double BF16ToDouble(uint16_t bits);
-double F16ToDouble(uint16_t bits);
+POSENC_API uint16_t RoundToBF16(double v);
+POSENC_API uint16_t RoundToF16(double v);
+POSENC_API double BF16ToDouble(uint16_t bits);
+POSENC_API double F16ToDouble(uint16_t bits);
 }  // namespace reference
 
 }  // namespace posenc

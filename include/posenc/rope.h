@@ -21,6 +21,8 @@
 #ifndef POSENC_ROPE_H_
 #define POSENC_ROPE_H_
 
+#include "posenc/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -31,7 +33,7 @@
 namespace posenc {
 
 enum class PairLayout { kHalf = 0, kInterleaved = 1 };
-const char* PairLayoutName(PairLayout pairs);
+POSENC_API const char* PairLayoutName(PairLayout pairs);
 
 // Which position each token (b, s) has.
 struct Positions {
@@ -148,11 +150,11 @@ struct RopeTensors {
 };
 
 // Applies RoPE with the best SIMD target of this CPU (see posenc/targets.h).
-Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
+POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
 
 // Precomputed f32 cos/sin rows for positions [0, max_positions), built with the same engine as the
 // on-the-fly path (so results are bitwise identical), immutable and safe to share between threads.
-class RopeTable {
+class POSENC_API RopeTable {
  public:
   // rotary_dim even and > 0; freqs as in RopeParams. On failure *out is left unchanged.
   static Status Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
@@ -179,18 +181,18 @@ namespace reference {
 // The same API evaluated with plain scalar loops in double precision (libm cos/sin of the double
 // angle), rounded once to the output type. Same validation and error messages as posenc::ApplyRope.
 // Slow; it is the oracle the tests hold the SIMD kernels to.
-Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
+POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
 
 // The unrounded double results: q_out64 / k_out64 receive contiguous [batch, seq, heads, head_dim]
 // doubles (every element, pass-through ones included) for q / k; either may be null to skip it.
 // The tensors' own outputs are not written.
-Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
+POSENC_API Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
                     double* k_out64);
 
 // ulp(m): the spacing of f32 numbers at |m| (2^-149 for subnormal and zero m); UlpOf for any
 // dtype (bf16: 2^(e-7), f16: 2^(e-10), subnormal spacing below the normal range).
-double UlpF32(double m);
-double UlpOf(DType dtype, double m);
+POSENC_API double UlpF32(double m);
+POSENC_API double UlpOf(DType dtype, double m);
 
 // The accuracy measure of the contract: the largest |out - exact| over all elements of `out` (a
 // view of any dtype), in ulp (of out's dtype) of max(|x|, |y|) of the element's input pair from
@@ -198,7 +200,7 @@ double UlpOf(DType dtype, double m);
 // values before the call, same shape). `exact` is contiguous [batch, seq, heads, head_dim] as
 // written by ApplyRopeF64. Pass-through elements (index >= rotary_dim) must equal the input
 // bit for bit, and a NaN output where exact is not NaN counts as an error: either returns +inf.
-double MaxPairUlpError(const Tensor& out, const Tensor& in, const double* exact,
+POSENC_API double MaxPairUlpError(const Tensor& out, const Tensor& in, const double* exact,
                        int64_t rotary_dim, PairLayout pairs);
 }  // namespace reference
 

@@ -19,6 +19,8 @@
 #ifndef POSENC_SINUSOIDAL_H_
 #define POSENC_SINUSOIDAL_H_
 
+#include "posenc/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -31,8 +33,8 @@ namespace posenc {
 
 enum class SinusoidalLayout { kInterleaved = 0, kConcatSinCos = 1, kConcatCosSin = 2 };
 enum class FrequencySpacing { kPaper = 0, kTensor2Tensor = 1 };
-const char* SinusoidalLayoutName(SinusoidalLayout layout);  // interleaved, concat_sin_cos, ...
-const char* FrequencySpacingName(FrequencySpacing spacing); // paper, t2t
+POSENC_API const char* SinusoidalLayoutName(SinusoidalLayout layout);  // interleaved, concat_sin_cos, ...
+POSENC_API const char* FrequencySpacingName(FrequencySpacing spacing); // paper, t2t
 
 // A [batch, seq, d_model] view, element strides, d_model contiguous.
 struct EmbeddingView {
@@ -42,7 +44,7 @@ struct EmbeddingView {
   int64_t stride_batch = 0, stride_seq = 0;  // elements
 };
 // Contiguous [batch, seq, d_model].
-EmbeddingView EmbeddingBSD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t d_model);
+POSENC_API EmbeddingView EmbeddingBSD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t d_model);
 inline EmbeddingView EmbeddingBSD(const float* data, int64_t batch, int64_t seq, int64_t d_model) {
   return EmbeddingBSD(const_cast<float*>(data), DType::kF32, batch, seq, d_model);
 }
@@ -62,15 +64,15 @@ struct SinusoidalParams {
 
 // Writes PE for every token of `out` ([batch, seq, d_model]; a table for positions
 // [start, start + n) is batch 1, seq n with Positions::Offset(start), or Positions::Ids(ids)).
-Status WriteSinusoidal(const SinusoidalParams& params, const EmbeddingView& out);
+POSENC_API Status WriteSinusoidal(const SinusoidalParams& params, const EmbeddingView& out);
 
 // out = x * x_scale + PE(position), in place when `out` is null (or equal to x).
-Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
+POSENC_API Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
                      const EmbeddingView* out = nullptr);
 
 // f32 PE rows for positions [0, max_positions) (position_offset applied), built once with the
 // same engine, immutable and shareable between threads.
-class SinusoidalTable {
+class POSENC_API SinusoidalTable {
  public:
   static Status Create(const SinusoidalParams& params, int64_t d_model, int64_t max_positions,
                        std::shared_ptr<const SinusoidalTable>* out);
@@ -89,11 +91,11 @@ class SinusoidalTable {
 namespace reference {
 // Double-precision oracles (libm sin/cos of the double angle), same validation and messages.
 // WriteSinusoidalF64 / AddSinusoidalF64 write contiguous [batch, seq, d_model] doubles.
-Status WriteSinusoidal(const SinusoidalParams& params, const EmbeddingView& out);
-Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
+POSENC_API Status WriteSinusoidal(const SinusoidalParams& params, const EmbeddingView& out);
+POSENC_API Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
                      const EmbeddingView* out = nullptr);
-Status WriteSinusoidalF64(const SinusoidalParams& params, const EmbeddingView& shape, double* out);
-Status AddSinusoidalF64(const SinusoidalParams& params, const EmbeddingView& x, double* out);
+POSENC_API Status WriteSinusoidalF64(const SinusoidalParams& params, const EmbeddingView& shape, double* out);
+POSENC_API Status AddSinusoidalF64(const SinusoidalParams& params, const EmbeddingView& x, double* out);
 }  // namespace reference
 
 }  // namespace posenc

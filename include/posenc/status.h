@@ -5,6 +5,8 @@
 #ifndef POSENC_STATUS_H_
 #define POSENC_STATUS_H_
 
+#include "posenc/export.h"
+
 #include <string>
 #include <utility>
 
@@ -34,7 +36,7 @@ class Status {
 };
 
 // Short name of a code ("ok", "invalid_argument", ...).
-const char* StatusCodeName(StatusCode code);
+POSENC_API const char* StatusCodeName(StatusCode code);
 
 }  // namespace posenc
 

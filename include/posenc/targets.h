@@ -7,6 +7,8 @@
 #ifndef POSENC_TARGETS_H_
 #define POSENC_TARGETS_H_
 
+#include "posenc/export.h"
+
 #include <string>
 #include <vector>
 
@@ -14,21 +16,21 @@
 
 namespace posenc {
 
-const char* Version();  // "MAJOR.MINOR.PATCH"
+POSENC_API const char* Version();  // "MAJOR.MINOR.PATCH"
 
 // Target names compiled into this build, best first ("AVX3", ..., "SCALAR" or "EMU128").
-std::vector<std::string> CompiledTargets();
+POSENC_API std::vector<std::string> CompiledTargets();
 // Compiled targets this CPU can run (after any cap), best first.
-std::vector<std::string> SupportedTargets();
+POSENC_API std::vector<std::string> SupportedTargets();
 // The target the kernels dispatch to now. Empty when POSENC_MAX_TARGET is invalid.
-std::string ChosenTarget();
+POSENC_API std::string ChosenTarget();
 
 // Caps dispatch at `name` (AVX3, AVX2, SSE4, SSSE3, SCALAR; "" removes the cap). Affects the whole
 // process; call it before starting work on other threads.
-Status SetMaxTarget(const std::string& name);
+POSENC_API Status SetMaxTarget(const std::string& name);
 
 // OK, or the error describing an invalid POSENC_MAX_TARGET (every kernel call returns it too).
-Status TargetEnvironmentStatus();
+POSENC_API Status TargetEnvironmentStatus();
 
 }  // namespace posenc
 

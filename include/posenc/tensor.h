@@ -2,6 +2,8 @@
 #ifndef POSENC_TENSOR_H_
 #define POSENC_TENSOR_H_
 
+#include "posenc/export.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -10,8 +12,8 @@ namespace posenc {
 // Element type of a view. Arithmetic is always f32 (or double in posenc::reference).
 enum class DType { kF32 = 0, kBF16 = 1, kF16 = 2 };
 
-const char* DTypeName(DType dtype);
-size_t DTypeSize(DType dtype);
+POSENC_API const char* DTypeName(DType dtype);
+POSENC_API size_t DTypeSize(DType dtype);
 
 // A 4-D view [batch, seq, heads, head_dim] with strides counted in elements (not bytes). The
 // head_dim axis must be contiguous (strides[3] == 1); the other strides are free, which covers
@@ -31,7 +33,7 @@ struct Tensor {
 };
 
 // Contiguous [batch, seq, heads, head_dim] (row-major BSHD, the HF "q_proj output" layout).
-Tensor TensorBSHD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t heads,
+POSENC_API Tensor TensorBSHD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t heads,
                   int64_t head_dim);
 inline Tensor TensorBSHD(const float* data, int64_t batch, int64_t seq, int64_t heads,
                          int64_t head_dim) {
@@ -40,7 +42,7 @@ inline Tensor TensorBSHD(const float* data, int64_t batch, int64_t seq, int64_t 
 
 // Contiguous [batch, heads, seq, head_dim] memory (row-major BHSD, HF after transpose(1, 2)),
 // viewed with the logical axis order [batch, seq, heads, head_dim].
-Tensor TensorBHSD(void* data, DType dtype, int64_t batch, int64_t heads, int64_t seq,
+POSENC_API Tensor TensorBHSD(void* data, DType dtype, int64_t batch, int64_t heads, int64_t seq,
                   int64_t head_dim);
 inline Tensor TensorBHSD(const float* data, int64_t batch, int64_t heads, int64_t seq,
                          int64_t head_dim) {

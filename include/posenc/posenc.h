@@ -1,0 +1,243 @@
+/* posenc/posenc.h: the stable C API of posenc (C99; no C++ types).
+ *
+ * Everything the C++ API offers: RoPE on q/k tensor views (any strides, f32/bf16/f16, GQA, in or
+ * out of place, half or interleaved pairs, partial rotary, inverse, attention factor, positions
+ * as offsets or ids), cos/sin on the fly, from a table object or from caller caches, frequencies
+ * from a model config.json; sinusoidal tables and fused adds; bf16/f16 conversions; SIMD target
+ * info and capping; version.
+ *
+ * Errors: every function returning posenc_status validates all arguments first and writes
+ * nothing when it fails. posenc_last_error() then returns a message naming the argument and its
+ * value, e.g. "rotary_dim = 7: must be even, > 0 (or 0 for head_dim) and <= head_dim = 128". The
+ * message is per thread (thread-local storage) and stays valid until the next failing posenc
+ * call on that thread. No function aborts, and no C++ exception crosses this boundary.
+ *
+ * Threads: every function is reentrant. Table and config objects are immutable after creation
+ * and may be shared between threads without locking; destroy them once no call uses them.
+ * posenc_set_max_target changes process-wide state: call it before starting work on threads.
+ */
+#ifndef POSENC_POSENC_H_
+#define POSENC_POSENC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "posenc/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define POSENC_VERSION_MAJOR 0
+#define POSENC_VERSION_MINOR 1
+#define POSENC_VERSION_PATCH 0
+
+typedef enum posenc_status {
+  POSENC_OK = 0,
+  POSENC_INVALID_ARGUMENT = 1,
+  POSENC_OUT_OF_RANGE = 2,
+  POSENC_UNSUPPORTED = 3,
+  POSENC_INTERNAL = 4
+} posenc_status;
+
+typedef enum posenc_dtype { POSENC_F32 = 0, POSENC_BF16 = 1, POSENC_F16 = 2 } posenc_dtype;
+typedef enum posenc_pairs { POSENC_PAIRS_HALF = 0, POSENC_PAIRS_INTERLEAVED = 1 } posenc_pairs;
+typedef enum posenc_arithmetic { POSENC_ARITH_F64 = 0, POSENC_ARITH_F32 = 1 } posenc_arithmetic;
+
+/* A [batch, seq, heads, head_dim] view; strides in elements; strides[3] must be 1. A tensor whose
+ * data is NULL is absent. */
+typedef struct posenc_tensor {
+  void* data;
+  posenc_dtype dtype;
+  int64_t shape[4];
+  int64_t strides[4];
+} posenc_tensor;
+
+/* Contiguous [batch, seq, heads, head_dim] and [batch, heads, seq, head_dim] memory. */
+POSENC_API posenc_tensor posenc_tensor_bshd(void* data, posenc_dtype dtype, int64_t batch,
+                                            int64_t seq, int64_t heads, int64_t head_dim);
+POSENC_API posenc_tensor posenc_tensor_bhsd(void* data, posenc_dtype dtype, int64_t batch,
+                                            int64_t heads, int64_t seq, int64_t head_dim);
+
+typedef enum posenc_positions_kind {
+  POSENC_POSITIONS_OFFSET = 0,     /* p = offset + s */
+  POSENC_POSITIONS_PER_BATCH = 1,  /* p = batch_offsets[b] + s */
+  POSENC_POSITIONS_IDS32 = 2,      /* p = ids32[b * seq + s] */
+  POSENC_POSITIONS_IDS64 = 3       /* p = ids64[b * seq + s] */
+} posenc_positions_kind;
+
+typedef struct posenc_positions {
+  posenc_positions_kind kind;
+  int64_t offset;
+  const int64_t* batch_offsets;
+  const int32_t* ids32;
+  const int64_t* ids64;
+} posenc_positions;
+
+typedef struct posenc_rope_table posenc_rope_table;  /* opaque, immutable */
+typedef struct posenc_config posenc_config;          /* opaque, immutable */
+
+typedef enum posenc_source {
+  POSENC_SOURCE_ON_THE_FLY = 0,
+  POSENC_SOURCE_TABLE = 1,             /* params.table */
+  POSENC_SOURCE_CACHE_BY_POSITION = 2, /* cos/sin [cache_rows, rotary_dim / 2], row = position */
+  POSENC_SOURCE_CACHE_PER_TOKEN = 3    /* cos/sin [batch, seq, rotary_dim / 2] */
+} posenc_source;
+
+typedef struct posenc_rope_params {
+  posenc_pairs pairs;
+  posenc_arithmetic arithmetic;
+  int64_t rotary_dim;       /* 0: head_dim (or the config's) */
+  int inverse;              /* nonzero: rotate by -theta */
+  double base;              /* rope_theta, when inv_freq is NULL */
+  const double* inv_freq;   /* rotary_dim / 2 values, or NULL */
+  int64_t inv_freq_len;
+  double attention_factor;
+  const posenc_config* config;  /* if set: frequencies, factor and rotary_dim from the config */
+  posenc_positions positions;
+  posenc_source source;
+  const posenc_rope_table* table;
+  const void* cache_cos;
+  const void* cache_sin;
+  posenc_dtype cache_dtype;
+  int64_t cache_rows;
+  int max_threads;          /* 0: all (TBB's current arena); 1: serial */
+} posenc_rope_params;
+
+/* Defaults: half pairs, f64 arithmetic, base 10000, factor 1, offset 0, on the fly. */
+POSENC_API void posenc_rope_params_init(posenc_rope_params* params);
+
+/* RoPE on q and/or k (either may be NULL or absent); q_out / k_out NULL or absent: in place. */
+POSENC_API posenc_status posenc_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
+                                           const posenc_tensor* k, const posenc_tensor* k_out,
+                                           const posenc_rope_params* params);
+/* The same in scalar double precision (the oracle). */
+POSENC_API posenc_status posenc_rope_apply_reference(const posenc_tensor* q,
+                                                     const posenc_tensor* q_out,
+                                                     const posenc_tensor* k,
+                                                     const posenc_tensor* k_out,
+                                                     const posenc_rope_params* params);
+
+/* f32 cos/sin rows for positions [0, max_positions). inv_freq NULL: from base. */
+POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double base,
+                                                  const double* inv_freq, int64_t inv_freq_len,
+                                                  double attention_factor, int64_t max_positions,
+                                                  posenc_rope_table** out);
+POSENC_API void posenc_rope_table_destroy(posenc_rope_table* table);
+
+/* Model configs: a Hugging Face config.json file or text, or filled by hand. */
+typedef enum posenc_rope_type {
+  POSENC_ROPE_DEFAULT = 0,
+  POSENC_ROPE_LINEAR = 1,
+  POSENC_ROPE_DYNAMIC = 2,
+  POSENC_ROPE_NTK = 3,
+  POSENC_ROPE_YARN = 4,
+  POSENC_ROPE_LLAMA3 = 5,
+  POSENC_ROPE_LONGROPE = 6
+} posenc_rope_type;
+
+typedef struct posenc_config_desc {
+  posenc_rope_type rope_type;
+  double rope_theta;
+  int64_t head_dim;
+  double partial_rotary_factor;
+  int64_t max_position_embeddings;           /* 0: absent */
+  int64_t original_max_position_embeddings;  /* 0: absent */
+  int has_factor;
+  double factor;
+  double alpha;                              /* ntk */
+  double beta_fast, beta_slow;               /* yarn */
+  int has_mscale, has_mscale_all_dim, has_attention_factor;
+  double mscale, mscale_all_dim, attention_factor;
+  int truncate;                              /* yarn, default 1 */
+  double low_freq_factor, high_freq_factor;  /* llama3 */
+  const double* short_factor;                /* longrope, rotary_dim / 2 each */
+  const double* long_factor;
+  int64_t factor_len;
+} posenc_config_desc;
+
+POSENC_API void posenc_config_desc_init(posenc_config_desc* desc);  /* HF defaults */
+POSENC_API posenc_status posenc_config_create(const posenc_config_desc* desc, posenc_config** out);
+POSENC_API posenc_status posenc_config_load(const char* path, posenc_config** out);
+POSENC_API posenc_status posenc_config_parse(const char* json_text, posenc_config** out);
+POSENC_API void posenc_config_destroy(posenc_config* config);
+/* Frequencies for sequence length seq_len (0: unknown). inv_freq receives rotary_dim / 2 values
+ * (capacity: its length); any output pointer may be NULL. */
+POSENC_API posenc_status posenc_config_frequencies(const posenc_config* config, int64_t seq_len,
+                                                   double* inv_freq, int64_t capacity,
+                                                   int64_t* rotary_dim, double* attention_factor);
+
+/* Sinusoidal encodings (see posenc/sinusoidal.h for the conventions). */
+typedef enum posenc_sinusoidal_layout {
+  POSENC_SINUSOIDAL_INTERLEAVED = 0,
+  POSENC_SINUSOIDAL_CONCAT_SIN_COS = 1,
+  POSENC_SINUSOIDAL_CONCAT_COS_SIN = 2
+} posenc_sinusoidal_layout;
+typedef enum posenc_frequency_spacing {
+  POSENC_SPACING_PAPER = 0,
+  POSENC_SPACING_T2T = 1
+} posenc_frequency_spacing;
+
+typedef struct posenc_sinusoidal_table posenc_sinusoidal_table;  /* opaque, immutable */
+
+/* A [batch, seq, d_model] view, d_model contiguous, strides in elements. */
+typedef struct posenc_embedding {
+  void* data;
+  posenc_dtype dtype;
+  int64_t batch, seq, d_model;
+  int64_t stride_batch, stride_seq;
+} posenc_embedding;
+POSENC_API posenc_embedding posenc_embedding_bsd(void* data, posenc_dtype dtype, int64_t batch,
+                                                 int64_t seq, int64_t d_model);
+
+typedef struct posenc_sinusoidal_params {
+  posenc_sinusoidal_layout layout;
+  posenc_frequency_spacing spacing;
+  double base;
+  int64_t position_offset;
+  double x_scale;
+  posenc_positions positions;
+  const posenc_sinusoidal_table* table;
+  int max_threads;
+} posenc_sinusoidal_params;
+
+POSENC_API void posenc_sinusoidal_params_init(posenc_sinusoidal_params* params);
+POSENC_API posenc_status posenc_sinusoidal_write(const posenc_sinusoidal_params* params,
+                                                 const posenc_embedding* out);
+/* out NULL: in place. */
+POSENC_API posenc_status posenc_sinusoidal_add(const posenc_sinusoidal_params* params,
+                                               const posenc_embedding* x,
+                                               const posenc_embedding* out);
+POSENC_API posenc_status posenc_sinusoidal_table_create(const posenc_sinusoidal_params* params,
+                                                        int64_t d_model, int64_t max_positions,
+                                                        posenc_sinusoidal_table** out);
+POSENC_API void posenc_sinusoidal_table_destroy(posenc_sinusoidal_table* table);
+/* Row p (d_model floats), or NULL when p is outside the table. */
+POSENC_API const float* posenc_sinusoidal_table_row(const posenc_sinusoidal_table* table,
+                                                    int64_t p);
+
+/* bf16 / f16 <-> f32, round to nearest even, identical on every target. */
+POSENC_API posenc_status posenc_convert_to_f32(const void* src, posenc_dtype dtype, size_t n,
+                                               float* dst);
+POSENC_API posenc_status posenc_convert_from_f32(const float* src, size_t n, posenc_dtype dtype,
+                                                 void* dst);
+
+/* Version "MAJOR.MINOR.PATCH" and SIMD targets. Strings are static. */
+POSENC_API const char* posenc_version(void);
+POSENC_API const char* posenc_chosen_target(void); /* "" if POSENC_MAX_TARGET is invalid */
+/* Space-separated target names into buf (NUL-terminated, truncated to capacity); returns the
+ * length the full list needs (excluding the NUL). */
+POSENC_API size_t posenc_supported_targets(char* buf, size_t capacity);
+POSENC_API size_t posenc_compiled_targets(char* buf, size_t capacity);
+/* AVX3, AVX2, SSE4, SSSE3, SCALAR; "" or NULL removes the cap. */
+POSENC_API posenc_status posenc_set_max_target(const char* name);
+
+/* The message of the last failing call on this thread ("" if none). */
+POSENC_API const char* posenc_last_error(void);
+POSENC_API const char* posenc_status_name(posenc_status status);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* POSENC_POSENC_H_ */

@@ -1,0 +1,499 @@
+// The C API (posenc/posenc.h): thin translation to the C++ API. Every entry catches everything,
+// records the message in a thread-local string and returns a status code.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posenc/freqs.h"
+#include "posenc/half.h"
+#include "posenc/posenc.h"
+#include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
+#include "posenc/targets.h"
+
+struct posenc_rope_table {
+  std::shared_ptr<const posenc::RopeTable> table;
+};
+struct posenc_config {
+  posenc::RopeConfig config;
+};
+struct posenc_sinusoidal_table {
+  std::shared_ptr<const posenc::SinusoidalTable> table;
+};
+
+namespace {
+
+using posenc::Status;
+using posenc::StatusCode;
+
+std::string& LastError() {
+  thread_local std::string message;
+  return message;
+}
+
+posenc_status Report(const Status& st) {
+  if (st.ok()) return POSENC_OK;
+  LastError() = st.message();
+  return static_cast<posenc_status>(st.code());
+}
+
+posenc_status Fail(posenc_status code, const std::string& message) {
+  LastError() = message;
+  return code;
+}
+
+// Runs body() -> Status, turning any exception into POSENC_INTERNAL.
+template <class Body>
+posenc_status Guard(const Body& body) {
+  try {
+    return Report(body());
+  } catch (const std::bad_alloc&) {
+    return Fail(POSENC_INTERNAL, "out of memory");
+  } catch (...) {
+    return Fail(POSENC_INTERNAL, "unexpected exception inside posenc");
+  }
+}
+
+posenc::Tensor ToTensor(const posenc_tensor* t) {
+  posenc::Tensor out;
+  if (t == nullptr) return out;
+  out.data = t->data;
+  out.dtype = static_cast<posenc::DType>(t->dtype);
+  for (int i = 0; i < 4; ++i) {
+    out.shape[i] = t->shape[i];
+    out.strides[i] = t->strides[i];
+  }
+  return out;
+}
+
+posenc::Positions ToPositions(const posenc_positions& p) {
+  posenc::Positions out;
+  out.kind = static_cast<posenc::Positions::Kind>(p.kind);
+  out.offset = p.offset;
+  out.batch_offsets = p.batch_offsets;
+  out.ids32 = p.ids32;
+  out.ids64 = p.ids64;
+  return out;
+}
+
+posenc::EmbeddingView ToEmbedding(const posenc_embedding& e) {
+  posenc::EmbeddingView v;
+  v.data = e.data;
+  v.dtype = static_cast<posenc::DType>(e.dtype);
+  v.batch = e.batch;
+  v.seq = e.seq;
+  v.d_model = e.d_model;
+  v.stride_batch = e.stride_batch;
+  v.stride_seq = e.stride_seq;
+  return v;
+}
+
+Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
+  if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
+  if (p->positions.kind < POSENC_POSITIONS_OFFSET || p->positions.kind > POSENC_POSITIONS_IDS64) {
+    return Status(StatusCode::kInvalidArgument,
+                  "params.positions.kind = " + std::to_string(p->positions.kind) +
+                      ": not a posenc_positions_kind");
+  }
+  posenc::RopeParams r;
+  r.pairs = static_cast<posenc::PairLayout>(p->pairs);
+  r.arithmetic = static_cast<posenc::RotationArithmetic>(p->arithmetic);
+  r.rotary_dim = p->rotary_dim;
+  r.inverse = p->inverse != 0;
+  r.freqs.base = p->base;
+  r.freqs.inv_freq = p->inv_freq;
+  r.freqs.inv_freq_len = p->inv_freq_len;
+  r.freqs.attention_factor = p->attention_factor;
+  r.positions = ToPositions(p->positions);
+  r.exec.max_threads = p->max_threads;
+  switch (p->source) {
+    case POSENC_SOURCE_ON_THE_FLY:
+      break;
+    case POSENC_SOURCE_TABLE:
+      if (p->table == nullptr) return Status(StatusCode::kInvalidArgument, "params.table is null");
+      r.source = posenc::CosSinSource::Table(p->table->table.get());
+      break;
+    case POSENC_SOURCE_CACHE_BY_POSITION:
+    case POSENC_SOURCE_CACHE_PER_TOKEN: {
+      posenc::CosSinCache c;
+      c.kind = p->source == POSENC_SOURCE_CACHE_PER_TOKEN ? posenc::CosSinCache::Kind::kPerToken
+                                                          : posenc::CosSinCache::Kind::kByPosition;
+      c.cos = p->cache_cos;
+      c.sin = p->cache_sin;
+      c.dtype = static_cast<posenc::DType>(p->cache_dtype);
+      c.rows = p->cache_rows;
+      r.source = posenc::CosSinSource::Cache(c);
+      break;
+    }
+    default:
+      return Status(StatusCode::kInvalidArgument,
+                    "params.source = " + std::to_string(p->source) + ": not a posenc_source");
+  }
+  *out = r;
+  return Status::Ok();
+}
+
+template <class Apply>
+posenc_status RopeCall(const posenc_tensor* q, const posenc_tensor* q_out, const posenc_tensor* k,
+                       const posenc_tensor* k_out, const posenc_rope_params* params,
+                       const Apply& apply) {
+  return Guard([&] {
+    posenc::RopeParams p;
+    Status st = ToRopeParams(params, &p);
+    if (!st.ok()) return st;
+    posenc::RopeTensors t;
+    t.q = ToTensor(q);
+    t.q_out = ToTensor(q_out);
+    t.k = ToTensor(k);
+    t.k_out = ToTensor(k_out);
+    return apply(t, p, params->config);
+  });
+}
+
+size_t JoinNames(const std::vector<std::string>& names, char* buf, size_t capacity) {
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : " ") + n;
+  if (buf != nullptr && capacity > 0) {
+    const size_t n = all.size() < capacity - 1 ? all.size() : capacity - 1;
+    std::memcpy(buf, all.data(), n);
+    buf[n] = '\0';
+  }
+  return all.size();
+}
+
+}  // namespace
+
+extern "C" {
+
+posenc_tensor posenc_tensor_bshd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
+                                 int64_t heads, int64_t head_dim) {
+  const posenc::Tensor t =
+      posenc::TensorBSHD(data, static_cast<posenc::DType>(dtype), batch, seq, heads, head_dim);
+  posenc_tensor out;
+  out.data = t.data;
+  out.dtype = dtype;
+  for (int i = 0; i < 4; ++i) {
+    out.shape[i] = t.shape[i];
+    out.strides[i] = t.strides[i];
+  }
+  return out;
+}
+
+posenc_tensor posenc_tensor_bhsd(void* data, posenc_dtype dtype, int64_t batch, int64_t heads,
+                                 int64_t seq, int64_t head_dim) {
+  const posenc::Tensor t =
+      posenc::TensorBHSD(data, static_cast<posenc::DType>(dtype), batch, heads, seq, head_dim);
+  posenc_tensor out;
+  out.data = t.data;
+  out.dtype = dtype;
+  for (int i = 0; i < 4; ++i) {
+    out.shape[i] = t.shape[i];
+    out.strides[i] = t.strides[i];
+  }
+  return out;
+}
+
+void posenc_rope_params_init(posenc_rope_params* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof(*p));
+  p->pairs = POSENC_PAIRS_HALF;
+  p->arithmetic = POSENC_ARITH_F64;
+  p->base = 10000.0;
+  p->attention_factor = 1.0;
+  p->positions.kind = POSENC_POSITIONS_OFFSET;
+  p->source = POSENC_SOURCE_ON_THE_FLY;
+  p->cache_dtype = POSENC_F32;
+}
+
+posenc_status posenc_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
+                                const posenc_tensor* k, const posenc_tensor* k_out,
+                                const posenc_rope_params* params) {
+  return RopeCall(q, q_out, k, k_out, params,
+                  [](const posenc::RopeTensors& t, const posenc::RopeParams& p,
+                     const posenc_config* config) {
+                    return config != nullptr ? posenc::ApplyRope(t, config->config, p)
+                                             : posenc::ApplyRope(t, p);
+                  });
+}
+
+posenc_status posenc_rope_apply_reference(const posenc_tensor* q, const posenc_tensor* q_out,
+                                          const posenc_tensor* k, const posenc_tensor* k_out,
+                                          const posenc_rope_params* params) {
+  return RopeCall(q, q_out, k, k_out, params,
+                  [](const posenc::RopeTensors& t, const posenc::RopeParams& p,
+                     const posenc_config* config) {
+                    if (config == nullptr) return posenc::reference::ApplyRope(t, p);
+                    return Status(StatusCode::kUnsupported,
+                                  "params.config: the reference takes explicit frequencies; use "
+                                  "posenc_config_frequencies");
+                  });
+}
+
+posenc_status posenc_rope_table_create(int64_t rotary_dim, double base, const double* inv_freq,
+                                       int64_t inv_freq_len, double attention_factor,
+                                       int64_t max_positions, posenc_rope_table** out) {
+  return Guard([&] {
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    posenc::Frequencies f;
+    f.base = base;
+    f.inv_freq = inv_freq;
+    f.inv_freq_len = inv_freq_len;
+    f.attention_factor = attention_factor;
+    std::shared_ptr<const posenc::RopeTable> table;
+    Status st = posenc::RopeTable::Create(rotary_dim, f, max_positions, &table);
+    if (!st.ok()) return st;
+    *out = new posenc_rope_table{std::move(table)};
+    return Status::Ok();
+  });
+}
+
+void posenc_rope_table_destroy(posenc_rope_table* table) { delete table; }
+
+void posenc_config_desc_init(posenc_config_desc* d) {
+  if (d == nullptr) return;
+  std::memset(d, 0, sizeof(*d));
+  const posenc::RopeConfig c;
+  d->rope_type = POSENC_ROPE_DEFAULT;
+  d->rope_theta = c.rope_theta;
+  d->partial_rotary_factor = c.partial_rotary_factor;
+  d->factor = 1.0;
+  d->alpha = c.alpha;
+  d->beta_fast = c.beta_fast;
+  d->beta_slow = c.beta_slow;
+  d->truncate = 1;
+  d->low_freq_factor = c.low_freq_factor;
+  d->high_freq_factor = c.high_freq_factor;
+}
+
+posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** out) {
+  return Guard([&] {
+    if (d == nullptr) return Status(StatusCode::kInvalidArgument, "desc is null");
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    if (d->rope_type < POSENC_ROPE_DEFAULT || d->rope_type > POSENC_ROPE_LONGROPE) {
+      return Status(StatusCode::kInvalidArgument,
+                    "desc.rope_type = " + std::to_string(d->rope_type) + ": not a posenc_rope_type");
+    }
+    if (d->factor_len < 0 || (d->factor_len > 0 && (d->short_factor == nullptr || d->long_factor == nullptr))) {
+      return Status(StatusCode::kInvalidArgument,
+                    "desc.factor_len = " + std::to_string(d->factor_len) +
+                        ": needs short_factor and long_factor of that length");
+    }
+    posenc::RopeConfig c;
+    c.rope_type = static_cast<posenc::RopeType>(d->rope_type);
+    c.rope_theta = d->rope_theta;
+    c.head_dim = d->head_dim;
+    c.partial_rotary_factor = d->partial_rotary_factor;
+    c.max_position_embeddings = d->max_position_embeddings;
+    c.original_max_position_embeddings = d->original_max_position_embeddings;
+    if (d->has_factor) c.factor = d->factor;
+    c.alpha = d->alpha;
+    c.beta_fast = d->beta_fast;
+    c.beta_slow = d->beta_slow;
+    if (d->has_mscale) c.mscale = d->mscale;
+    if (d->has_mscale_all_dim) c.mscale_all_dim = d->mscale_all_dim;
+    if (d->has_attention_factor) c.attention_factor = d->attention_factor;
+    c.truncate = d->truncate != 0;
+    c.low_freq_factor = d->low_freq_factor;
+    c.high_freq_factor = d->high_freq_factor;
+    if (d->factor_len > 0) {
+      c.short_factor.assign(d->short_factor, d->short_factor + d->factor_len);
+      c.long_factor.assign(d->long_factor, d->long_factor + d->factor_len);
+    }
+    c.dict_key = "desc";
+    posenc::RopeFrequencies f;  // validates the whole config now, not at first use
+    Status st = posenc::ComputeFrequencies(c, 0, &f);
+    if (!st.ok()) return st;
+    *out = new posenc_config{std::move(c)};
+    return Status::Ok();
+  });
+}
+
+posenc_status posenc_config_load(const char* path, posenc_config** out) {
+  return Guard([&] {
+    if (path == nullptr) return Status(StatusCode::kInvalidArgument, "path is null");
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    posenc::RopeConfig c;
+    Status st = posenc::LoadHfConfig(path, &c);
+    if (!st.ok()) return st;
+    *out = new posenc_config{std::move(c)};
+    return Status::Ok();
+  });
+}
+
+posenc_status posenc_config_parse(const char* json_text, posenc_config** out) {
+  return Guard([&] {
+    if (json_text == nullptr) return Status(StatusCode::kInvalidArgument, "json_text is null");
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    posenc::RopeConfig c;
+    Status st = posenc::ParseHfConfig(json_text, &c);
+    if (!st.ok()) return st;
+    *out = new posenc_config{std::move(c)};
+    return Status::Ok();
+  });
+}
+
+void posenc_config_destroy(posenc_config* config) { delete config; }
+
+posenc_status posenc_config_frequencies(const posenc_config* config, int64_t seq_len,
+                                        double* inv_freq, int64_t capacity, int64_t* rotary_dim,
+                                        double* attention_factor) {
+  return Guard([&] {
+    if (config == nullptr) return Status(StatusCode::kInvalidArgument, "config is null");
+    posenc::RopeFrequencies f;
+    Status st = posenc::ComputeFrequencies(config->config, seq_len, &f);
+    if (!st.ok()) return st;
+    const int64_t n = static_cast<int64_t>(f.inv_freq.size());
+    if (inv_freq != nullptr && capacity < n) {
+      return Status(StatusCode::kInvalidArgument,
+                    "capacity = " + std::to_string(capacity) + ": needs rotary_dim / 2 = " +
+                        std::to_string(n));
+    }
+    if (inv_freq != nullptr) std::memcpy(inv_freq, f.inv_freq.data(), static_cast<size_t>(n) * sizeof(double));
+    if (rotary_dim != nullptr) *rotary_dim = f.rotary_dim;
+    if (attention_factor != nullptr) *attention_factor = f.attention_factor;
+    return Status::Ok();
+  });
+}
+
+posenc_embedding posenc_embedding_bsd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
+                                      int64_t d_model) {
+  posenc_embedding e;
+  e.data = data;
+  e.dtype = dtype;
+  e.batch = batch;
+  e.seq = seq;
+  e.d_model = d_model;
+  e.stride_seq = d_model;
+  e.stride_batch = seq * d_model;
+  return e;
+}
+
+void posenc_sinusoidal_params_init(posenc_sinusoidal_params* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof(*p));
+  p->layout = POSENC_SINUSOIDAL_INTERLEAVED;
+  p->spacing = POSENC_SPACING_PAPER;
+  p->base = 10000.0;
+  p->x_scale = 1.0;
+  p->positions.kind = POSENC_POSITIONS_OFFSET;
+}
+
+namespace {
+Status ToSinusoidalParams(const posenc_sinusoidal_params* p, posenc::SinusoidalParams* out) {
+  if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
+  if (p->positions.kind < POSENC_POSITIONS_OFFSET || p->positions.kind > POSENC_POSITIONS_IDS64) {
+    return Status(StatusCode::kInvalidArgument,
+                  "params.positions.kind = " + std::to_string(p->positions.kind) +
+                      ": not a posenc_positions_kind");
+  }
+  out->layout = static_cast<posenc::SinusoidalLayout>(p->layout);
+  out->spacing = static_cast<posenc::FrequencySpacing>(p->spacing);
+  out->base = p->base;
+  out->position_offset = p->position_offset;
+  out->x_scale = p->x_scale;
+  out->positions = ToPositions(p->positions);
+  out->table = p->table != nullptr ? p->table->table.get() : nullptr;
+  out->exec.max_threads = p->max_threads;
+  return Status::Ok();
+}
+}  // namespace
+
+posenc_status posenc_sinusoidal_write(const posenc_sinusoidal_params* params,
+                                      const posenc_embedding* out) {
+  return Guard([&] {
+    posenc::SinusoidalParams p;
+    Status st = ToSinusoidalParams(params, &p);
+    if (!st.ok()) return st;
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    return posenc::WriteSinusoidal(p, ToEmbedding(*out));
+  });
+}
+
+posenc_status posenc_sinusoidal_add(const posenc_sinusoidal_params* params,
+                                    const posenc_embedding* x, const posenc_embedding* out) {
+  return Guard([&] {
+    posenc::SinusoidalParams p;
+    Status st = ToSinusoidalParams(params, &p);
+    if (!st.ok()) return st;
+    if (x == nullptr) return Status(StatusCode::kInvalidArgument, "x is null");
+    if (out == nullptr) return posenc::AddSinusoidal(p, ToEmbedding(*x));
+    const posenc::EmbeddingView o = ToEmbedding(*out);
+    return posenc::AddSinusoidal(p, ToEmbedding(*x), &o);
+  });
+}
+
+posenc_status posenc_sinusoidal_table_create(const posenc_sinusoidal_params* params,
+                                             int64_t d_model, int64_t max_positions,
+                                             posenc_sinusoidal_table** out) {
+  return Guard([&] {
+    posenc::SinusoidalParams p;
+    Status st = ToSinusoidalParams(params, &p);
+    if (!st.ok()) return st;
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    std::shared_ptr<const posenc::SinusoidalTable> table;
+    st = posenc::SinusoidalTable::Create(p, d_model, max_positions, &table);
+    if (!st.ok()) return st;
+    *out = new posenc_sinusoidal_table{std::move(table)};
+    return Status::Ok();
+  });
+}
+
+void posenc_sinusoidal_table_destroy(posenc_sinusoidal_table* table) { delete table; }
+
+const float* posenc_sinusoidal_table_row(const posenc_sinusoidal_table* table, int64_t p) {
+  if (table == nullptr || p < 0 || p >= table->table->max_positions()) return nullptr;
+  return table->table->row(p);
+}
+
+posenc_status posenc_convert_to_f32(const void* src, posenc_dtype dtype, size_t n, float* dst) {
+  return Guard([&] { return posenc::ConvertToF32(src, static_cast<posenc::DType>(dtype), n, dst); });
+}
+
+posenc_status posenc_convert_from_f32(const float* src, size_t n, posenc_dtype dtype, void* dst) {
+  return Guard([&] { return posenc::ConvertFromF32(src, n, static_cast<posenc::DType>(dtype), dst); });
+}
+
+const char* posenc_version(void) { return posenc::Version(); }
+
+const char* posenc_chosen_target(void) {
+  try {
+    // Target names are string literals inside Highway; return the matching static one.
+    static const char* const kNames[] = {"AVX3_DL", "AVX3", "AVX2", "SSE4", "SSSE3", "EMU128", "SCALAR"};
+    const std::string chosen = posenc::ChosenTarget();
+    for (const char* n : kNames) {
+      if (chosen == n) return n;
+    }
+    return "";
+  } catch (...) {
+    return "";
+  }
+}
+
+size_t posenc_supported_targets(char* buf, size_t capacity) {
+  try {
+    return JoinNames(posenc::SupportedTargets(), buf, capacity);
+  } catch (...) {
+    return 0;
+  }
+}
+
+size_t posenc_compiled_targets(char* buf, size_t capacity) {
+  try {
+    return JoinNames(posenc::CompiledTargets(), buf, capacity);
+  } catch (...) {
+    return 0;
+  }
+}
+
+posenc_status posenc_set_max_target(const char* name) {
+  return Guard([&] { return posenc::SetMaxTarget(name != nullptr ? name : ""); });
+}
+
+const char* posenc_last_error(void) { return LastError().c_str(); }
+
+const char* posenc_status_name(posenc_status status) {
+  return posenc::StatusCodeName(static_cast<StatusCode>(status));
+}
+
+}  // extern "C"

@@ -1,0 +1,257 @@
+/* The C API, compiled as C99 (-std=c99 -pedantic): every entry point and every error path.
+ * Prints one line per failed check and "N passed, N failed" at the end; exit code 1 on failure. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "posenc/posenc.h"
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond)                                                       \
+  do {                                                                    \
+    if (cond) {                                                           \
+      ++passed;                                                           \
+    } else {                                                              \
+      ++failed;                                                           \
+      printf("FAILED %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
+             posenc_last_error());                                        \
+    }                                                                     \
+  } while (0)
+
+/* The call fails with `code`, the message contains `needle`. */
+#define CHECK_ERROR(call, code, needle)                                            \
+  do {                                                                             \
+    posenc_status st_ = (call);                                                    \
+    CHECK(st_ == (code));                                                          \
+    CHECK(strstr(posenc_last_error(), (needle)) != NULL);                          \
+  } while (0)
+
+static int all_equal(const float* v, size_t n, float x) {
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    if (v[i] != x) return 0;
+  }
+  return 1;
+}
+
+static void test_rope(void) {
+  enum { T = 4, HQ = 4, HK = 2, D = 8 };
+  float q[T * HQ * D], k[T * HK * D], q_ref[T * HQ * D], out[T * HQ * D];
+  size_t i;
+  posenc_tensor tq, tk, tref, tout;
+  posenc_rope_params p;
+  for (i = 0; i < T * HQ * D; ++i) q[i] = q_ref[i] = (float)((int)(i % 13) - 6) * 0.25f;
+  for (i = 0; i < T * HK * D; ++i) k[i] = (float)((int)(i % 7) - 3) * 0.5f;
+  tq = posenc_tensor_bshd(q, POSENC_F32, 1, T, HQ, D);
+  tk = posenc_tensor_bshd(k, POSENC_F32, 1, T, HK, D);
+  tref = posenc_tensor_bshd(q_ref, POSENC_F32, 1, T, HQ, D);
+  posenc_rope_params_init(&p);
+  p.positions.offset = 100;
+  CHECK(posenc_rope_apply(&tq, NULL, &tk, NULL, &p) == POSENC_OK);
+  CHECK(posenc_rope_apply_reference(&tref, NULL, NULL, NULL, &p) == POSENC_OK);
+  for (i = 0; i < T * HQ * D; ++i) CHECK(fabsf(q[i] - q_ref[i]) <= 4e-7f);
+  /* inverse undoes it */
+  p.inverse = 1;
+  CHECK(posenc_rope_apply(&tq, NULL, NULL, NULL, &p) == POSENC_OK);
+  CHECK(fabsf(q[5] - (float)((int)(5 % 13) - 6) * 0.25f) <= 1e-6f);
+  p.inverse = 0;
+
+  /* errors: nothing written */
+  for (i = 0; i < T * HQ * D; ++i) out[i] = -3.0f;
+  tout = posenc_tensor_bshd(out, POSENC_F32, 1, T, HQ, D);
+  p.rotary_dim = 7;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "rotary_dim = 7");
+  CHECK(all_equal(out, T * HQ * D, -3.0f));
+  p.rotary_dim = 0;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, NULL), POSENC_INVALID_ARGUMENT, "params is null");
+  CHECK_ERROR(posenc_rope_apply(NULL, NULL, NULL, NULL, &p), POSENC_INVALID_ARGUMENT,
+              "q.data and k.data are both null");
+  tout.strides[3] = 2;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "q_out.strides[3] = 2");
+  tout.strides[3] = 1;
+  p.base = -1.0;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "freqs.base = -1");
+  p.base = 10000.0;
+  p.positions.kind = (posenc_positions_kind)9;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "positions.kind = 9");
+  p.positions.kind = POSENC_POSITIONS_IDS64;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "positions.ids64 is null");
+  p.positions.kind = POSENC_POSITIONS_OFFSET;
+  p.source = (posenc_source)8;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "params.source = 8");
+  p.source = POSENC_SOURCE_TABLE;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "params.table is null");
+  p.source = POSENC_SOURCE_CACHE_BY_POSITION;
+  CHECK_ERROR(posenc_rope_apply(&tq, &tout, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "source.cache.cos is null");
+  CHECK(all_equal(out, T * HQ * D, -3.0f));
+  CHECK(strcmp(posenc_status_name(POSENC_OUT_OF_RANGE), "out_of_range") == 0);
+}
+
+static void test_tables_and_caches(void) {
+  enum { T = 3, H = 2, D = 16 };
+  float a[T * H * D], b[T * H * D];
+  uint16_t cos16[64 * 8], sin16[64 * 8];
+  size_t i;
+  posenc_rope_table* table = NULL;
+  posenc_tensor ta, tb;
+  posenc_rope_params p;
+  for (i = 0; i < T * H * D; ++i) a[i] = b[i] = (float)i / 50.0f - 1.0f;
+  ta = posenc_tensor_bshd(a, POSENC_F32, 1, T, H, D);
+  tb = posenc_tensor_bshd(b, POSENC_F32, 1, T, H, D);
+  CHECK(posenc_rope_table_create(D, 10000.0, NULL, 0, 1.0, 64, &table) == POSENC_OK);
+  posenc_rope_params_init(&p);
+  p.positions.offset = 60;
+  CHECK(posenc_rope_apply(&ta, NULL, NULL, NULL, &p) == POSENC_OK);
+  p.source = POSENC_SOURCE_TABLE;
+  p.table = table;
+  CHECK(posenc_rope_apply(&tb, NULL, NULL, NULL, &p) == POSENC_OK);
+  CHECK(memcmp(a, b, sizeof(a)) == 0); /* table == on the fly, bit for bit */
+  p.positions.offset = 62;             /* rows 62..64: 64 is outside */
+  CHECK_ERROR(posenc_rope_apply(&tb, NULL, NULL, NULL, &p), POSENC_OUT_OF_RANGE, "outside the table's rows [0, 64)");
+  CHECK_ERROR(posenc_rope_table_create(7, 10000.0, NULL, 0, 1.0, 64, &table), POSENC_INVALID_ARGUMENT,
+              "rotary_dim = 7");
+  CHECK_ERROR(posenc_rope_table_create(8, 10000.0, NULL, 0, 1.0, 64, NULL), POSENC_INVALID_ARGUMENT, "out is null");
+  posenc_rope_table_destroy(table);
+  posenc_rope_table_destroy(NULL);
+
+  /* f16 caches with f32 q */
+  {
+    float c32[64 * 8], s32[64 * 8];
+    posenc_rope_table* t2 = NULL;
+    CHECK(posenc_rope_table_create(D, 10000.0, NULL, 0, 1.0, 64, &t2) == POSENC_OK);
+    for (i = 0; i < 64 * 8; ++i) {
+      c32[i] = cosf((float)(i / 8) * powf(10000.0f, -2.0f * (float)(i % 8) / 16.0f));
+      s32[i] = sinf((float)(i / 8) * powf(10000.0f, -2.0f * (float)(i % 8) / 16.0f));
+    }
+    CHECK(posenc_convert_from_f32(c32, 64 * 8, POSENC_F16, cos16) == POSENC_OK);
+    CHECK(posenc_convert_from_f32(s32, 64 * 8, POSENC_F16, sin16) == POSENC_OK);
+    posenc_rope_params_init(&p);
+    p.source = POSENC_SOURCE_CACHE_BY_POSITION;
+    p.cache_cos = cos16;
+    p.cache_sin = sin16;
+    p.cache_dtype = POSENC_F16;
+    p.cache_rows = 64;
+    p.positions.offset = 10;
+    CHECK(posenc_rope_apply(&ta, NULL, NULL, NULL, &p) == POSENC_OK);
+    p.cache_rows = 0;
+    CHECK_ERROR(posenc_rope_apply(&ta, NULL, NULL, NULL, &p), POSENC_INVALID_ARGUMENT, "source.cache.rows = 0");
+    posenc_rope_table_destroy(t2);
+  }
+}
+
+static void test_configs(void) {
+  const char* json =
+      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_theta\": 500000.0,"
+      " \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0,"
+      " \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192}}";
+  posenc_config* config = NULL;
+  posenc_config_desc desc;
+  double inv[64], factor = 0;
+  int64_t rotary = 0;
+  CHECK(posenc_config_parse(json, &config) == POSENC_OK);
+  CHECK(posenc_config_frequencies(config, 0, inv, 64, &rotary, &factor) == POSENC_OK);
+  CHECK(rotary == 128 && factor == 1.0 && inv[0] == 1.0);
+  CHECK_ERROR(posenc_config_frequencies(config, 0, inv, 10, NULL, NULL), POSENC_INVALID_ARGUMENT, "capacity = 10");
+  {
+    enum { T = 2, D = 128 };
+    static float q[T * D];
+    posenc_tensor tq = posenc_tensor_bshd(q, POSENC_F32, 1, T, 1, D);
+    posenc_rope_params p;
+    posenc_rope_params_init(&p);
+    p.config = config;
+    q[0] = 1.0f;
+    CHECK(posenc_rope_apply(&tq, NULL, NULL, NULL, &p) == POSENC_OK);
+    CHECK_ERROR(posenc_rope_apply_reference(&tq, NULL, NULL, NULL, &p), POSENC_UNSUPPORTED, "params.config");
+  }
+  posenc_config_destroy(config);
+  config = NULL;
+  CHECK_ERROR(posenc_config_parse("{\"head_dim\": 64, \"rope_scaling\": {\"rope_type\": \"linear\"}}", &config),
+              POSENC_INVALID_ARGUMENT, "rope_scaling.factor: missing");
+  CHECK(config == NULL);
+  CHECK_ERROR(posenc_config_parse(NULL, &config), POSENC_INVALID_ARGUMENT, "json_text is null");
+  CHECK_ERROR(posenc_config_load("/nonexistent/config.json", &config), POSENC_INVALID_ARGUMENT, "cannot open");
+  CHECK_ERROR(posenc_config_load(NULL, &config), POSENC_INVALID_ARGUMENT, "path is null");
+  posenc_config_desc_init(&desc);
+  desc.rope_type = POSENC_ROPE_YARN;
+  desc.head_dim = 64;
+  desc.has_factor = 1;
+  desc.factor = 4.0;
+  desc.original_max_position_embeddings = 4096;
+  CHECK(posenc_config_create(&desc, &config) == POSENC_OK);
+  CHECK(posenc_config_frequencies(config, 0, NULL, 0, &rotary, &factor) == POSENC_OK);
+  CHECK(rotary == 64 && fabs(factor - (0.1 * log(4.0) + 1.0)) < 1e-15);
+  posenc_config_destroy(config);
+  desc.head_dim = 0;
+  CHECK_ERROR(posenc_config_create(&desc, &config), POSENC_INVALID_ARGUMENT, "head_dim = 0");
+  desc.rope_type = (posenc_rope_type)42;
+  CHECK_ERROR(posenc_config_create(&desc, &config), POSENC_INVALID_ARGUMENT, "desc.rope_type = 42");
+  CHECK_ERROR(posenc_config_create(NULL, &config), POSENC_INVALID_ARGUMENT, "desc is null");
+  CHECK_ERROR(posenc_config_frequencies(NULL, 0, NULL, 0, NULL, NULL), POSENC_INVALID_ARGUMENT, "config is null");
+}
+
+static void test_sinusoidal(void) {
+  enum { N = 4, D = 4 };
+  float pe[N * D], x[N * D];
+  posenc_sinusoidal_params p;
+  posenc_embedding e, ex;
+  posenc_sinusoidal_table* table = NULL;
+  size_t i;
+  posenc_sinusoidal_params_init(&p);
+  e = posenc_embedding_bsd(pe, POSENC_F32, 1, N, D);
+  CHECK(posenc_sinusoidal_write(&p, &e) == POSENC_OK);
+  /* DESIGN.md: p = 1 -> [0.8415, 0.5403, 0.0100, 0.99995] */
+  CHECK(fabsf(pe[4] - 0.841471f) < 1e-6f && fabsf(pe[5] - 0.540302f) < 1e-6f);
+  for (i = 0; i < N * D; ++i) x[i] = 1.0f;
+  ex = posenc_embedding_bsd(x, POSENC_F32, 1, N, D);
+  CHECK(posenc_sinusoidal_add(&p, &ex, NULL) == POSENC_OK);
+  CHECK(x[4] == (float)(1.0 + (double)pe[4]));
+  CHECK(posenc_sinusoidal_table_create(&p, D, 16, &table) == POSENC_OK);
+  CHECK(memcmp(posenc_sinusoidal_table_row(table, 0), pe, sizeof(pe)) == 0);
+  CHECK(posenc_sinusoidal_table_row(table, 16) == NULL);
+  posenc_sinusoidal_table_destroy(table);
+  e.d_model = 5;
+  CHECK_ERROR(posenc_sinusoidal_write(&p, &e), POSENC_INVALID_ARGUMENT, "out.d_model = 5");
+  CHECK_ERROR(posenc_sinusoidal_write(&p, NULL), POSENC_INVALID_ARGUMENT, "out is null");
+  CHECK_ERROR(posenc_sinusoidal_add(&p, NULL, NULL), POSENC_INVALID_ARGUMENT, "x is null");
+  CHECK_ERROR(posenc_sinusoidal_add(NULL, &ex, NULL), POSENC_INVALID_ARGUMENT, "params is null");
+  p.base = 0.0;
+  CHECK_ERROR(posenc_sinusoidal_add(&p, &ex, NULL), POSENC_INVALID_ARGUMENT, "base = 0");
+  CHECK_ERROR(posenc_sinusoidal_table_create(&p, 4, 16, NULL), POSENC_INVALID_ARGUMENT, "out is null");
+}
+
+static void test_conversions_and_targets(void) {
+  float f[3] = {1.0f, 65520.0f, -0.0f}, back[3];
+  uint16_t h[3];
+  char buf[128];
+  size_t need;
+  CHECK(posenc_convert_from_f32(f, 3, POSENC_F16, h) == POSENC_OK);
+  CHECK(h[0] == 0x3C00 && h[1] == 0x7C00 && h[2] == 0x8000);
+  CHECK(posenc_convert_to_f32(h, POSENC_F16, 3, back) == POSENC_OK);
+  CHECK(back[0] == 1.0f && isinf(back[1]));
+  CHECK(posenc_convert_from_f32(f, 1, POSENC_BF16, h) == POSENC_OK && h[0] == 0x3F80);
+  CHECK_ERROR(posenc_convert_to_f32(NULL, POSENC_F16, 3, back), POSENC_INVALID_ARGUMENT, "src is null");
+  CHECK_ERROR(posenc_convert_from_f32(f, 3, (posenc_dtype)9, h), POSENC_INVALID_ARGUMENT, "dtype = 9");
+
+  CHECK(strcmp(posenc_version(), "0.1.0") == 0);
+  need = posenc_compiled_targets(buf, sizeof(buf));
+  CHECK(need > 0 && strlen(buf) == need);
+  CHECK(posenc_supported_targets(buf, 4) == posenc_supported_targets(NULL, 0));
+  CHECK(strlen(buf) == 3); /* truncated, NUL-terminated */
+  CHECK(posenc_set_max_target("SCALAR") == POSENC_OK);
+  CHECK(strcmp(posenc_chosen_target(), "SCALAR") == 0 || strcmp(posenc_chosen_target(), "EMU128") == 0);
+  CHECK(posenc_set_max_target(NULL) == POSENC_OK);
+  CHECK_ERROR(posenc_set_max_target("AVX9"), POSENC_INVALID_ARGUMENT, "\"AVX9\": unknown target");
+  CHECK(strlen(posenc_chosen_target()) > 0);
+}
+
+int main(void) {
+  test_rope();
+  test_tables_and_caches();
+  test_configs();
+  test_sinusoidal();
+  test_conversions_and_targets();
+  printf("c_api_test: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
