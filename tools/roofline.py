@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Roofline picture of posenc benchmark rows: achieved GB/s against working-set size.
 
-Usage: tools/roofline.py BENCH.json OUT.png [--threads N] [--model NAME]
+Usage: tools/roofline.py BENCH.json OUT.png [--threads N] [--model NAME] [--dtype T]
 
 BENCH.json is what `posenc bench --json FILE` writes. One solid line per (target, arithmetic,
 source) for the kernel, and the in-place bandwidth baseline measured in the same run as a dashed
@@ -24,13 +24,15 @@ def main(argv):
     ap.add_argument("out_png")
     ap.add_argument("--threads", type=int, default=1, help="rows with this thread count")
     ap.add_argument("--model", default="llama3-8b", help="rows of this model shape")
+    ap.add_argument("--dtype", default="f32", help="rows of this dtype (f32, bf16, f16)")
     args = ap.parse_args(argv)
     with open(args.bench_json) as f:
         rows = [r for r in json.load(f)
-                if r.get("threads") == args.threads and r.get("model") == args.model]
+                if r.get("threads") == args.threads and r.get("model") == args.model
+                and r.get("dtype") == args.dtype]
     if not rows:
-        print(f"roofline: no rows with threads={args.threads} and model={args.model} in "
-              f"{args.bench_json}", file=sys.stderr)
+        print(f"roofline: no rows with threads={args.threads}, model={args.model}, "
+              f"dtype={args.dtype} in {args.bench_json}", file=sys.stderr)
         return 2
     lines = collections.defaultdict(list)
     baseline = {}
@@ -50,7 +52,8 @@ def main(argv):
     ax.set_xscale("log")
     ax.set_xlabel("working set (bytes read + written per call)")
     ax.set_ylabel("GB/s")
-    ax.set_title(f"posenc RoPE ({args.model}) vs memory bandwidth, {args.threads} thread(s)")
+    ax.set_title(f"posenc RoPE ({args.model}, {args.dtype}) vs memory bandwidth, "
+                 f"{args.threads} thread(s)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()

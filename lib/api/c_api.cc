@@ -27,6 +27,16 @@ namespace {
 using posenc::Status;
 using posenc::StatusCode;
 
+// The value of a C enum field as an int. A C caller may store any int in it; reading it as the
+// C++ view of the enum would be undefined when the value is outside the enumerators' range.
+template <class E>
+int RawEnum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 std::string& LastError() {
   thread_local std::string message;
   return message;
@@ -59,7 +69,7 @@ posenc::Tensor ToTensor(const posenc_tensor* t) {
   posenc::Tensor out;
   if (t == nullptr) return out;
   out.data = t->data;
-  out.dtype = static_cast<posenc::DType>(t->dtype);
+  out.dtype = static_cast<posenc::DType>(RawEnum(t->dtype));
   for (int i = 0; i < 4; ++i) {
     out.shape[i] = t->shape[i];
     out.strides[i] = t->strides[i];
@@ -69,7 +79,7 @@ posenc::Tensor ToTensor(const posenc_tensor* t) {
 
 posenc::Positions ToPositions(const posenc_positions& p) {
   posenc::Positions out;
-  out.kind = static_cast<posenc::Positions::Kind>(p.kind);
+  out.kind = static_cast<posenc::Positions::Kind>(RawEnum(p.kind));
   out.offset = p.offset;
   out.batch_offsets = p.batch_offsets;
   out.ids32 = p.ids32;
@@ -80,7 +90,7 @@ posenc::Positions ToPositions(const posenc_positions& p) {
 posenc::EmbeddingView ToEmbedding(const posenc_embedding& e) {
   posenc::EmbeddingView v;
   v.data = e.data;
-  v.dtype = static_cast<posenc::DType>(e.dtype);
+  v.dtype = static_cast<posenc::DType>(RawEnum(e.dtype));
   v.batch = e.batch;
   v.seq = e.seq;
   v.d_model = e.d_model;
@@ -91,14 +101,14 @@ posenc::EmbeddingView ToEmbedding(const posenc_embedding& e) {
 
 Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
   if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
-  if (p->positions.kind < POSENC_POSITIONS_OFFSET || p->positions.kind > POSENC_POSITIONS_IDS64) {
+  const int kind = RawEnum(p->positions.kind);
+  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
     return Status(StatusCode::kInvalidArgument,
-                  "params.positions.kind = " + std::to_string(p->positions.kind) +
-                      ": not a posenc_positions_kind");
+                  "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
   }
   posenc::RopeParams r;
-  r.pairs = static_cast<posenc::PairLayout>(p->pairs);
-  r.arithmetic = static_cast<posenc::RotationArithmetic>(p->arithmetic);
+  r.pairs = static_cast<posenc::PairLayout>(RawEnum(p->pairs));
+  r.arithmetic = static_cast<posenc::RotationArithmetic>(RawEnum(p->arithmetic));
   r.rotary_dim = p->rotary_dim;
   r.inverse = p->inverse != 0;
   r.freqs.base = p->base;
@@ -107,7 +117,8 @@ Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
   r.freqs.attention_factor = p->attention_factor;
   r.positions = ToPositions(p->positions);
   r.exec.max_threads = p->max_threads;
-  switch (p->source) {
+  const int source = RawEnum(p->source);
+  switch (source) {
     case POSENC_SOURCE_ON_THE_FLY:
       break;
     case POSENC_SOURCE_TABLE:
@@ -117,18 +128,18 @@ Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
     case POSENC_SOURCE_CACHE_BY_POSITION:
     case POSENC_SOURCE_CACHE_PER_TOKEN: {
       posenc::CosSinCache c;
-      c.kind = p->source == POSENC_SOURCE_CACHE_PER_TOKEN ? posenc::CosSinCache::Kind::kPerToken
+      c.kind = source == POSENC_SOURCE_CACHE_PER_TOKEN ? posenc::CosSinCache::Kind::kPerToken
                                                           : posenc::CosSinCache::Kind::kByPosition;
       c.cos = p->cache_cos;
       c.sin = p->cache_sin;
-      c.dtype = static_cast<posenc::DType>(p->cache_dtype);
+      c.dtype = static_cast<posenc::DType>(RawEnum(p->cache_dtype));
       c.rows = p->cache_rows;
       r.source = posenc::CosSinSource::Cache(c);
       break;
     }
     default:
       return Status(StatusCode::kInvalidArgument,
-                    "params.source = " + std::to_string(p->source) + ": not a posenc_source");
+                    "params.source = " + std::to_string(source) + ": not a posenc_source");
   }
   *out = r;
   return Status::Ok();
@@ -169,7 +180,7 @@ extern "C" {
 posenc_tensor posenc_tensor_bshd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
                                  int64_t heads, int64_t head_dim) {
   const posenc::Tensor t =
-      posenc::TensorBSHD(data, static_cast<posenc::DType>(dtype), batch, seq, heads, head_dim);
+      posenc::TensorBSHD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, seq, heads, head_dim);
   posenc_tensor out;
   out.data = t.data;
   out.dtype = dtype;
@@ -183,7 +194,7 @@ posenc_tensor posenc_tensor_bshd(void* data, posenc_dtype dtype, int64_t batch, 
 posenc_tensor posenc_tensor_bhsd(void* data, posenc_dtype dtype, int64_t batch, int64_t heads,
                                  int64_t seq, int64_t head_dim) {
   const posenc::Tensor t =
-      posenc::TensorBHSD(data, static_cast<posenc::DType>(dtype), batch, heads, seq, head_dim);
+      posenc::TensorBHSD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, heads, seq, head_dim);
   posenc_tensor out;
   out.data = t.data;
   out.dtype = dtype;
@@ -270,9 +281,10 @@ posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** 
   return Guard([&] {
     if (d == nullptr) return Status(StatusCode::kInvalidArgument, "desc is null");
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    if (d->rope_type < POSENC_ROPE_DEFAULT || d->rope_type > POSENC_ROPE_LONGROPE) {
+    const int rope_type = RawEnum(d->rope_type);
+    if (rope_type < POSENC_ROPE_DEFAULT || rope_type > POSENC_ROPE_LONGROPE) {
       return Status(StatusCode::kInvalidArgument,
-                    "desc.rope_type = " + std::to_string(d->rope_type) + ": not a posenc_rope_type");
+                    "desc.rope_type = " + std::to_string(rope_type) + ": not a posenc_rope_type");
     }
     if (d->factor_len < 0 || (d->factor_len > 0 && (d->short_factor == nullptr || d->long_factor == nullptr))) {
       return Status(StatusCode::kInvalidArgument,
@@ -280,7 +292,7 @@ posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** 
                         ": needs short_factor and long_factor of that length");
     }
     posenc::RopeConfig c;
-    c.rope_type = static_cast<posenc::RopeType>(d->rope_type);
+    c.rope_type = static_cast<posenc::RopeType>(rope_type);
     c.rope_theta = d->rope_theta;
     c.head_dim = d->head_dim;
     c.partial_rotary_factor = d->partial_rotary_factor;
@@ -382,13 +394,13 @@ void posenc_sinusoidal_params_init(posenc_sinusoidal_params* p) {
 namespace {
 Status ToSinusoidalParams(const posenc_sinusoidal_params* p, posenc::SinusoidalParams* out) {
   if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
-  if (p->positions.kind < POSENC_POSITIONS_OFFSET || p->positions.kind > POSENC_POSITIONS_IDS64) {
+  const int kind = RawEnum(p->positions.kind);
+  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
     return Status(StatusCode::kInvalidArgument,
-                  "params.positions.kind = " + std::to_string(p->positions.kind) +
-                      ": not a posenc_positions_kind");
+                  "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
   }
-  out->layout = static_cast<posenc::SinusoidalLayout>(p->layout);
-  out->spacing = static_cast<posenc::FrequencySpacing>(p->spacing);
+  out->layout = static_cast<posenc::SinusoidalLayout>(RawEnum(p->layout));
+  out->spacing = static_cast<posenc::FrequencySpacing>(RawEnum(p->spacing));
   out->base = p->base;
   out->position_offset = p->position_offset;
   out->x_scale = p->x_scale;
@@ -447,11 +459,11 @@ const float* posenc_sinusoidal_table_row(const posenc_sinusoidal_table* table, i
 }
 
 posenc_status posenc_convert_to_f32(const void* src, posenc_dtype dtype, size_t n, float* dst) {
-  return Guard([&] { return posenc::ConvertToF32(src, static_cast<posenc::DType>(dtype), n, dst); });
+  return Guard([&] { return posenc::ConvertToF32(src, static_cast<posenc::DType>(RawEnum(dtype)), n, dst); });
 }
 
 posenc_status posenc_convert_from_f32(const float* src, size_t n, posenc_dtype dtype, void* dst) {
-  return Guard([&] { return posenc::ConvertFromF32(src, n, static_cast<posenc::DType>(dtype), dst); });
+  return Guard([&] { return posenc::ConvertFromF32(src, n, static_cast<posenc::DType>(RawEnum(dtype)), dst); });
 }
 
 const char* posenc_version(void) { return posenc::Version(); }
@@ -493,7 +505,7 @@ posenc_status posenc_set_max_target(const char* name) {
 const char* posenc_last_error(void) { return LastError().c_str(); }
 
 const char* posenc_status_name(posenc_status status) {
-  return posenc::StatusCodeName(static_cast<StatusCode>(status));
+  return posenc::StatusCodeName(static_cast<StatusCode>(RawEnum(status)));
 }
 
 }  // extern "C"
