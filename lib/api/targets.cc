@@ -19,14 +19,25 @@ std::string Upper(std::string s) {
   return s;
 }
 
-// Highway target bit for a cap name; 0 if unknown. "SCALAR" is whichever fallback is compiled.
+// Highway target bit for a cap name (any compiled target: AVX3, AVX2, SSE4, SSSE3 on x86; NEON,
+// SVE, SVE2, SVE_256, SVE2_128 on aarch64). "SCALAR" (or "EMU128") is the least capable compiled
+// target: the scalar fallback on x86, NEON on aarch64 where no scalar fallback is compiled.
+// 0 if unknown.
 int64_t TargetBit(const std::string& name) {
   const std::string n = Upper(name);
+  if (n == "SCALAR" || n == "EMU128") {
+    int64_t worst = 0;
+    for (int64_t t = HWY_TARGETS; t != 0; t &= t - 1) worst = t & -t;
+    return worst;
+  }
+  for (int64_t t = HWY_TARGETS; t != 0; t &= t - 1) {
+    if (n == hwy::TargetName(t & -t)) return t & -t;
+  }
+  // x86 names are accepted even on a build that did not compile them (no-op caps elsewhere).
   if (n == "AVX3") return HWY_AVX3;
   if (n == "AVX2") return HWY_AVX2;
   if (n == "SSE4") return HWY_SSE4;
   if (n == "SSSE3") return HWY_SSSE3;
-  if (n == "SCALAR" || n == "EMU128") return HWY_STATIC_TARGET;
   return 0;
 }
 
@@ -54,7 +65,8 @@ Status ApplyCap(const std::string& name, const char* what) {
   const int64_t bit = TargetBit(name);
   if (bit == 0) {
     return api::Err(StatusCode::kInvalidArgument, what, " = \"", name,
-                    "\": unknown target; use AVX3, AVX2, SSE4, SSSE3 or SCALAR");
+                    "\": unknown target; use AVX3, AVX2, SSE4, SSSE3, NEON, SVE, SVE2, SVE_256, "
+                    "SVE2_128 or SCALAR");
   }
   // Better targets have smaller bits: disable every bit below the cap.
   hwy::DisableTargets(bit - 1);

@@ -1,0 +1,132 @@
+// Cross-architecture reproducibility: a fixed battery of RoPE and sinusoidal cases (both pair
+// layouts, partial rotary, inverse, both arithmetics, positions up to 2^24, tables, f32 / bf16 /
+// f16, every sinusoidal convention and spacing) whose output bits are hashed (FNV-1a 64). The
+// same hash must come out on every SIMD target of every architecture: x86 (AVX3, AVX2, SSE4,
+// SSSE3, SCALAR) and aarch64 (NEON, SVE at any vector length, SVE2) alike. Inputs come from an
+// integer generator (no libm, no <random> distributions), so they are the same everywhere.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hwy/targets.h"
+#include "posenc/half.h"
+#include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
+
+namespace posenc {
+namespace {
+
+// Measured on x86 (every target agrees); any target, anywhere, must reproduce it.
+constexpr uint64_t kExpectedHash = 0x5fbb7baaff06e444ULL;
+
+struct Hasher {
+  uint64_t h = 1469598103934665603ULL;
+  void Add(const void* data, size_t bytes) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+      h ^= p[i];
+      h *= 1099511628211ULL;
+    }
+  }
+};
+
+// Deterministic values in [-4, 4): a 32-bit LCG's top 24 bits, scaled exactly.
+std::vector<float> Values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(static_cast<int32_t>(s >> 8) - (1 << 23)) * (1.0f / (1 << 21));
+  }
+  return v;
+}
+
+uint64_t BatteryHash() {
+  Hasher hash;
+  const std::vector<int64_t> ids = {0, 1, 7, 4000, 65535, 131071, 9999999, (int64_t{1} << 24) - 1,
+                                    int64_t{1} << 24, -3, 123456, 2};
+  // RoPE f32: layouts x inverse x arithmetic x rotary (full, partial), on the fly and table.
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+    for (bool inverse : {false, true})
+      for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
+        for (int64_t rotary : {0, 40}) {
+          std::vector<float> q = Values(2 * 6 * 3 * 72, 11), k = Values(2 * 6 * 1 * 72, 12);
+          RopeTensors t;
+          t.q = TensorBSHD(q.data(), 2, 6, 3, 72);
+          t.k = TensorBSHD(k.data(), 2, 6, 1, 72);
+          RopeParams p;
+          p.pairs = pairs;
+          p.inverse = inverse;
+          p.arithmetic = a;
+          p.rotary_dim = rotary;
+          p.freqs.base = rotary ? 500000.0 : 10000.0;
+          p.freqs.attention_factor = rotary ? 1.25 : 1.0;
+          p.positions = Positions::Ids(ids.data());
+          EXPECT_TRUE(ApplyRope(t, p).ok());
+          hash.Add(q.data(), q.size() * 4);
+          hash.Add(k.data(), k.size() * 4);
+        }
+  {
+    std::shared_ptr<const RopeTable> table;
+    Frequencies f;
+    f.base = 1000000.0;
+    EXPECT_TRUE(RopeTable::Create(64, f, 5000, &table).ok());
+    hash.Add(table->cos_row(0), 5000 * 32 * 4);
+    hash.Add(table->sin_row(0), 5000 * 32 * 4);
+  }
+  // bf16 / f16 RoPE.
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    const std::vector<float> v = Values(2 * 6 * 4 * 34, 13);
+    std::vector<uint16_t> bits(v.size());
+    EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+    RopeTensors t;
+    t.q = TensorBSHD(bits.data(), dtype, 2, 6, 4, 34);
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+      RopeParams p;
+      p.pairs = pairs;
+      p.positions = Positions::Ids(ids.data());
+      EXPECT_TRUE(ApplyRope(t, p).ok());
+    }
+    hash.Add(bits.data(), bits.size() * 2);
+  }
+  // Sinusoidal tables and adds, every convention and spacing, f32 and half.
+  for (SinusoidalLayout layout : {SinusoidalLayout::kInterleaved, SinusoidalLayout::kConcatSinCos,
+                                  SinusoidalLayout::kConcatCosSin})
+    for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor}) {
+      SinusoidalParams p;
+      p.layout = layout;
+      p.spacing = spacing;
+      p.positions = Positions::Ids(ids.data());
+      p.x_scale = 2.0;
+      p.position_offset = 2;
+      std::vector<float> table(ids.size() * 66);
+      EXPECT_TRUE(WriteSinusoidal(p, EmbeddingBSD(table.data(), 2, 6, 66)).ok());
+      std::vector<float> x = Values(table.size(), 14);
+      EXPECT_TRUE(AddSinusoidal(p, EmbeddingBSD(x.data(), 2, 6, 66)).ok());
+      std::vector<uint16_t> h(table.size());
+      EXPECT_TRUE(WriteSinusoidal(p, EmbeddingBSD(h.data(), DType::kBF16, 2, 6, 66)).ok());
+      hash.Add(table.data(), table.size() * 4);
+      hash.Add(x.data(), x.size() * 4);
+      hash.Add(h.data(), h.size() * 2);
+    }
+  return hash.h;
+}
+
+TEST(CrossArchHashTest, EveryTargetProducesTheExpectedHash) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const uint64_t h = BatteryHash();
+    std::printf("hash %s = 0x%016llx\n", hwy::TargetName(target), static_cast<unsigned long long>(h));
+    EXPECT_EQ(h, kExpectedHash) << hwy::TargetName(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace
+}  // namespace posenc
