@@ -239,8 +239,10 @@ static void test_conversions_and_targets(void) {
   CHECK(need > 0 && strlen(buf) == need);
   CHECK(posenc_supported_targets(buf, 4) == posenc_supported_targets(NULL, 0));
   CHECK(strlen(buf) == 3); /* truncated, NUL-terminated */
+  /* "SCALAR" caps at the least capable compiled target: the last supported one. */
+  posenc_supported_targets(buf, sizeof(buf));
   CHECK(posenc_set_max_target("SCALAR") == POSENC_OK);
-  CHECK(strcmp(posenc_chosen_target(), "SCALAR") == 0 || strcmp(posenc_chosen_target(), "EMU128") == 0);
+  CHECK(strcmp(posenc_chosen_target(), strrchr(buf, ' ') != NULL ? strrchr(buf, ' ') + 1 : buf) == 0);
   CHECK(posenc_set_max_target(NULL) == POSENC_OK);
   CHECK_ERROR(posenc_set_max_target("AVX9"), POSENC_INVALID_ARGUMENT, "\"AVX9\": unknown target");
   CHECK(strlen(posenc_chosen_target()) > 0);

@@ -2,7 +2,11 @@
 # Installs the Debian bookworm packages posenc builds and tests with. Idempotent: packages that are
 # already installed are skipped, and apt is only touched when something is missing. Runs as root
 # (no sudo needed) or through sudo when it is available.
+#   tools/setup.sh           the native build, tests and benchmarks
+#   tools/setup.sh --cross   also the aarch64 cross toolchain, arm64 libraries and qemu-user
 set -euo pipefail
+cross=0
+[ "${1:-}" = "--cross" ] && cross=1
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
@@ -10,6 +14,10 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev
   python3-matplotlib
 )
+
+if [ "$cross" = 1 ]; then
+  PACKAGES+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64 libgtest-dev:arm64)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -32,5 +40,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if [ "$cross" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+fi
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

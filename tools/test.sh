@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: a Release build (library, CLI, benchmarks, all tests on
-# every SIMD target this CPU runs), then the tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer. Set POSENC_SHARED_DIR if shared/ is not beside the repository.
+# every SIMD target this CPU runs), the tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048
+# bits, SVE2; tools/cross_test.sh). Set POSENC_SHARED_DIR if shared/ is not beside the repository;
+# POSENC_SKIP_CROSS=1 skips the aarch64 part (it is on by default and in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -22,3 +24,9 @@ cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
 echo "test.sh: sanitizer build + tests took $(( $(date +%s) - start )) s"
+
+if [ "${POSENC_SKIP_CROSS:-0}" != 1 ]; then
+  start=$(date +%s)
+  bash tools/cross_test.sh
+  echo "test.sh: aarch64 cross build + QEMU suite took $(( $(date +%s) - start )) s"
+fi

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hwy/targets.h"
 #include "posenc/freqs.h"
 #include "posenc/half.h"
 #include "posenc/posenc.h"
@@ -470,11 +471,11 @@ const char* posenc_version(void) { return posenc::Version(); }
 
 const char* posenc_chosen_target(void) {
   try {
-    // Target names are string literals inside Highway; return the matching static one.
-    static const char* const kNames[] = {"AVX3_DL", "AVX3", "AVX2", "SSE4", "SSSE3", "EMU128", "SCALAR"};
+    // Highway's target names are string literals: return the one that matches.
     const std::string chosen = posenc::ChosenTarget();
-    for (const char* n : kNames) {
-      if (chosen == n) return n;
+    for (int64_t t = HWY_TARGETS; t != 0; t &= t - 1) {
+      const char* name = hwy::TargetName(t & -t);
+      if (chosen == name) return name;
     }
     return "";
   } catch (...) {
