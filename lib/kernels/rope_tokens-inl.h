@@ -45,9 +45,15 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
   const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
   const bool convert = plan.source != kernels::RowSource::kCompute && plan.cache_dtype != DType::kF32;
-  hwy::AlignedFreeUniquePtr<float[]> scratch;
-  if (plan.source == kernels::RowSource::kCompute || convert) {
-    scratch = hwy::AllocateAligned<float>(2 * half);
+  // cos/sin rows of one token: on the stack up to 512 pairs (every model we know), else the heap;
+  // a decode step then pays no allocation.
+  constexpr size_t kStackPairs = 512;
+  HWY_ALIGN float stack[2 * kStackPairs];
+  hwy::AlignedFreeUniquePtr<float[]> heap;
+  float* scratch = stack;
+  if ((plan.source == kernels::RowSource::kCompute || convert) && half > kStackPairs) {
+    heap = hwy::AllocateAligned<float>(2 * half);
+    scratch = heap.get();
   }
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -56,16 +62,16 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     const float* sin;
     if (plan.source == kernels::RowSource::kCompute) {
       const int64_t pos = kernels::PositionOf(plan.positions, b, s, plan.seq);
-      CosSinRow(static_cast<double>(pos), plan.inv_freq, half, plan.attention_factor,
-                scratch.get(), scratch.get() + half);
-      cos = scratch.get();
-      sin = scratch.get() + half;
+      CosSinRow(static_cast<double>(pos), plan.inv_freq, half, plan.attention_factor, scratch,
+                scratch + half);
+      cos = scratch;
+      sin = scratch + half;
     } else {
       const int64_t row = plan.source == kernels::RowSource::kPerToken
                               ? t
                               : kernels::PositionOf(plan.positions, b, s, plan.seq);
-      cos = CacheRowF32(plan.cos_rows, plan.cache_dtype, row, half, scratch.get());
-      sin = CacheRowF32(plan.sin_rows, plan.cache_dtype, row, half, scratch.get() + (convert ? half : 0));
+      cos = CacheRowF32(plan.cos_rows, plan.cache_dtype, row, half, scratch);
+      sin = CacheRowF32(plan.sin_rows, plan.cache_dtype, row, half, scratch + half);
     }
     for (int i = 0; i < plan.num_io; ++i) {
       const kernels::HeadsIO& io = plan.io[i];
