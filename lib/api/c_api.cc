@@ -78,6 +78,31 @@ posenc::Tensor ToTensor(const posenc_tensor* t) {
   return out;
 }
 
+posenc_tensor FromTensor(const posenc::Tensor& t) {
+  posenc_tensor out;
+  out.data = t.data;
+  out.dtype = static_cast<posenc_dtype>(static_cast<int>(t.dtype));
+  for (int i = 0; i < 4; ++i) {
+    out.shape[i] = t.shape[i];
+    out.strides[i] = t.strides[i];
+  }
+  return out;
+}
+
+// A config from `text` (a path or JSON, as `load` reads it) into *out.
+posenc_status MakeConfig(const char* text, const char* name,
+                         Status (*load)(const std::string&, posenc::RopeConfig*), posenc_config** out) {
+  return Guard([&] {
+    if (text == nullptr) return Status(StatusCode::kInvalidArgument, std::string(name) + " is null");
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    posenc::RopeConfig c;
+    Status st = load(text, &c);
+    if (!st.ok()) return st;
+    *out = new posenc_config{std::move(c)};
+    return Status::Ok();
+  });
+}
+
 posenc::Positions ToPositions(const posenc_positions& p) {
   posenc::Positions out;
   out.kind = static_cast<posenc::Positions::Kind>(RawEnum(p.kind));
@@ -180,30 +205,14 @@ extern "C" {
 
 posenc_tensor posenc_tensor_bshd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
                                  int64_t heads, int64_t head_dim) {
-  const posenc::Tensor t =
-      posenc::TensorBSHD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, seq, heads, head_dim);
-  posenc_tensor out;
-  out.data = t.data;
-  out.dtype = dtype;
-  for (int i = 0; i < 4; ++i) {
-    out.shape[i] = t.shape[i];
-    out.strides[i] = t.strides[i];
-  }
-  return out;
+  return FromTensor(posenc::TensorBSHD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, seq,
+                                       heads, head_dim));
 }
 
 posenc_tensor posenc_tensor_bhsd(void* data, posenc_dtype dtype, int64_t batch, int64_t heads,
                                  int64_t seq, int64_t head_dim) {
-  const posenc::Tensor t =
-      posenc::TensorBHSD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, heads, seq, head_dim);
-  posenc_tensor out;
-  out.data = t.data;
-  out.dtype = dtype;
-  for (int i = 0; i < 4; ++i) {
-    out.shape[i] = t.shape[i];
-    out.strides[i] = t.strides[i];
-  }
-  return out;
+  return FromTensor(posenc::TensorBHSD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, heads,
+                                       seq, head_dim));
 }
 
 void posenc_rope_params_init(posenc_rope_params* p) {
@@ -323,27 +332,11 @@ posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** 
 }
 
 posenc_status posenc_config_load(const char* path, posenc_config** out) {
-  return Guard([&] {
-    if (path == nullptr) return Status(StatusCode::kInvalidArgument, "path is null");
-    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    posenc::RopeConfig c;
-    Status st = posenc::LoadHfConfig(path, &c);
-    if (!st.ok()) return st;
-    *out = new posenc_config{std::move(c)};
-    return Status::Ok();
-  });
+  return MakeConfig(path, "path", posenc::LoadHfConfig, out);
 }
 
 posenc_status posenc_config_parse(const char* json_text, posenc_config** out) {
-  return Guard([&] {
-    if (json_text == nullptr) return Status(StatusCode::kInvalidArgument, "json_text is null");
-    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    posenc::RopeConfig c;
-    Status st = posenc::ParseHfConfig(json_text, &c);
-    if (!st.ok()) return st;
-    *out = new posenc_config{std::move(c)};
-    return Status::Ok();
-  });
+  return MakeConfig(json_text, "json_text", posenc::ParseHfConfig, out);
 }
 
 void posenc_config_destroy(posenc_config* config) { delete config; }

@@ -31,8 +31,9 @@ const char* PairLayoutName(PairLayout pairs) {
   return pairs == PairLayout::kInterleaved ? "interleaved" : "half";
 }
 
-Tensor TensorBSHD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t heads,
-                  int64_t head_dim) {
+namespace {
+Tensor Contiguous(void* data, DType dtype, int64_t batch, int64_t seq, int64_t heads,
+                  int64_t head_dim, int64_t stride_seq, int64_t stride_head, int64_t stride_batch) {
   Tensor t;
   t.data = data;
   t.dtype = dtype;
@@ -40,27 +41,24 @@ Tensor TensorBSHD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t h
   t.shape[1] = seq;
   t.shape[2] = heads;
   t.shape[3] = head_dim;
+  t.strides[0] = stride_batch;
+  t.strides[1] = stride_seq;
+  t.strides[2] = stride_head;
   t.strides[3] = 1;
-  t.strides[2] = head_dim;
-  t.strides[1] = heads * head_dim;
-  t.strides[0] = seq * heads * head_dim;
   return t;
+}
+}  // namespace
+
+Tensor TensorBSHD(void* data, DType dtype, int64_t batch, int64_t seq, int64_t heads,
+                  int64_t head_dim) {
+  return Contiguous(data, dtype, batch, seq, heads, head_dim, heads * head_dim, head_dim,
+                    seq * heads * head_dim);
 }
 
 Tensor TensorBHSD(void* data, DType dtype, int64_t batch, int64_t heads, int64_t seq,
                   int64_t head_dim) {
-  Tensor t;
-  t.data = data;
-  t.dtype = dtype;
-  t.shape[0] = batch;
-  t.shape[1] = seq;
-  t.shape[2] = heads;
-  t.shape[3] = head_dim;
-  t.strides[3] = 1;
-  t.strides[1] = head_dim;
-  t.strides[2] = seq * head_dim;
-  t.strides[0] = heads * seq * head_dim;
-  return t;
+  return Contiguous(data, dtype, batch, seq, heads, head_dim, head_dim, seq * head_dim,
+                    heads * seq * head_dim);
 }
 
 }  // namespace posenc

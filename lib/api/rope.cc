@@ -4,6 +4,7 @@
 #include <cmath>
 #include <new>
 
+#include "lib/api/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
@@ -15,7 +16,7 @@
 namespace posenc {
 
 Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
-  try {
+  return api::Guarded("posenc::ApplyRope", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     api::PreparedRope prep;
@@ -27,18 +28,10 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     for (int i = 0; i < plan.num_io; ++i) {
       bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
     }
-    void (*rows)(const kernels::RopePlan&, int64_t, int64_t) =
-        plan.dtype == DType::kBF16  ? kernels::RopeTokensBF16
-        : plan.dtype == DType::kF16 ? kernels::RopeTokensF16
-                                    : kernels::RopeTokensF32;
-    parallel::ForEachRange(plan.tokens(), bytes_per_token, params.exec,
-                           [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
+    parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::RopeTokensF32,
+                           kernels::RopeTokensBF16, kernels::RopeTokensF16);
     return Status::Ok();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "unexpected exception in posenc::ApplyRope");
-  }
+  });
 }
 
 Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,

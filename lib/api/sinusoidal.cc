@@ -3,6 +3,7 @@
 #include <cmath>
 #include <new>
 
+#include "lib/api/guard.h"
 #include "lib/api/positions.h"
 #include "lib/api/sinusoidal_prepare.h"
 #include "lib/api/targets_internal.h"
@@ -169,7 +170,7 @@ EmbeddingView EmbeddingBSD(void* data, DType dtype, int64_t batch, int64_t seq, 
 namespace {
 
 Status Run(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
-  try {
+  return api::Guarded("posenc sinusoidal", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     kernels::SinusoidalPlan plan;
@@ -177,18 +178,10 @@ Status Run(const SinusoidalParams& params, const EmbeddingView* x, const Embeddi
     if (!st.ok()) return st;
     const int64_t bytes_per_token =
         (x != nullptr ? 2 : 1) * plan.d_model * static_cast<int64_t>(DTypeSize(plan.dtype));
-    void (*rows)(const kernels::SinusoidalPlan&, int64_t, int64_t) =
-        plan.dtype == DType::kBF16  ? kernels::SinusoidalTokensBF16
-        : plan.dtype == DType::kF16 ? kernels::SinusoidalTokensF16
-                                    : kernels::SinusoidalTokensF32;
-    parallel::ForEachRange(plan.tokens(), bytes_per_token, params.exec,
-                           [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
+    parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::SinusoidalTokensF32,
+                           kernels::SinusoidalTokensBF16, kernels::SinusoidalTokensF16);
     return Status::Ok();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "unexpected exception in posenc sinusoidal");
-  }
+  });
 }
 
 }  // namespace

@@ -21,6 +21,18 @@ constexpr int64_t kTaskBytes = 64 * 1024;
 void ForEachRange(int64_t items, int64_t bytes_per_item, const Execution& exec,
                   const std::function<void(int64_t, int64_t)>& body);
 
+// Runs the row kernel of plan.dtype (f32 / bf16 / f16) over every token of `plan`.
+template <class Plan>
+using RowKernel = void (*)(const Plan&, int64_t, int64_t);
+template <class Plan>
+void ForEachToken(const Plan& plan, int64_t bytes_per_token, const Execution& exec,
+                  RowKernel<Plan> f32, RowKernel<Plan> bf16, RowKernel<Plan> f16) {
+  const RowKernel<Plan> rows =
+      plan.dtype == DType::kBF16 ? bf16 : plan.dtype == DType::kF16 ? f16 : f32;
+  ForEachRange(plan.tokens(), bytes_per_token, exec,
+               [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
+}
+
 // True when ForEachRange(items, bytes_per_item, exec, ...) would run without spawning tasks.
 bool RunsSerially(int64_t items, int64_t bytes_per_item, const Execution& exec);
 

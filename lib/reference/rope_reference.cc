@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "lib/api/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/reference/elements.h"
 #include "posenc/rope.h"
@@ -64,21 +65,10 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
   }
 }
 
-template <class Body>
-Status Guarded(const char* what, const Body& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  } catch (...) {
-    return Status(StatusCode::kInternal, std::string("unexpected exception in ") + what);
-  }
-}
-
 }  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
-  return Guarded("posenc::reference::ApplyRope", [&] {
+  return api::Guarded("posenc::reference::ApplyRope", [&] {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;
@@ -91,7 +81,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
 
 Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
                     double* k_out64) {
-  return Guarded("posenc::reference::ApplyRopeF64", [&] {
+  return api::Guarded("posenc::reference::ApplyRopeF64", [&] {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;

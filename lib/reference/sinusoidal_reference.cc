@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/api/guard.h"
 #include "lib/api/sinusoidal_prepare.h"
 #include "lib/kernels/rope_plan.h"
 #include "lib/reference/elements.h"
@@ -45,19 +46,8 @@ void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
   }
 }
 
-template <class Body>
-Status Guarded(const Body& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "unexpected exception in posenc::reference sinusoidal");
-  }
-}
-
 Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
-  return Guarded([&] {
+  return api::Guarded("posenc::reference sinusoidal", [&] {
     kernels::SinusoidalPlan plan;
     Status st = api::PrepareSinusoidal(params, x, out, &plan);
     if (!st.ok()) return st;
@@ -68,7 +58,7 @@ Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const Embe
 
 Status RunF64(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out,
               double* dst) {
-  return Guarded([&] {
+  return api::Guarded("posenc::reference sinusoidal", [&] {
     kernels::SinusoidalPlan plan;
     Status st = api::PrepareSinusoidal(params, x, out, &plan);
     if (!st.ok()) return st;
