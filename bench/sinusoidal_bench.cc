@@ -1,6 +1,7 @@
 // Sinusoidal rows of the suite: table generation (write only: elements/s, and GB/s of writes
 // against the in-place baseline on a buffer of the same size) and the fused add x * scale + PE
 // (read + write, GB/s against the in-place baseline on the same buffer), per target.
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Case {
   int64_t d_model, tokens;
   std::string target;
   int threads;
+  bool from_table = false;  // fused add reading PE rows from a SinusoidalTable
 };
 
 void RunCase(benchmark::State& state, const Case& c) {
@@ -34,6 +36,15 @@ void RunCase(benchmark::State& state, const Case& c) {
   p.x_scale = 1.0;
   p.positions = Positions::Offset(0);
   p.exec.max_threads = c.threads == 1 ? 1 : 0;
+  std::shared_ptr<const SinusoidalTable> table;
+  if (c.from_table) {
+    Status created = SinusoidalTable::Create(p, c.d_model, c.tokens, &table);
+    if (!created.ok()) {
+      state.SkipWithError(created.message().c_str());
+      return;
+    }
+    p.table = table.get();
+  }
   const EmbeddingView view = EmbeddingBSD(x.data(), 1, c.tokens, c.d_model);
   auto call = [&] { return c.add ? AddSinusoidal(p, view) : WriteSinusoidal(p, view); };
   Status st = call();
@@ -66,12 +77,16 @@ void RegisterSinusoidalBenchmarks(bool quick) {
   if (quick) {
     cases.push_back({false, 768, 4096, targets.front(), 1});
     cases.push_back({true, 768, 4096, targets.front(), 1});
+    cases.push_back({true, 768, 4096, targets.front(), 1, true});
   } else {
     for (bool add : {false, true})
       for (int64_t d : {512, 768})
         for (int64_t tokens : {512, 4096})
           for (const std::string& target : targets)
-            for (int threads : {1, 2}) cases.push_back({add, d, tokens, target, threads});
+            for (int threads : {1, 2}) {
+              cases.push_back({add, d, tokens, target, threads});
+              if (add) cases.push_back({add, d, tokens, target, threads, true});
+            }
   }
   for (const Case& c : cases) {
     Row row;
@@ -79,7 +94,7 @@ void RegisterSinusoidalBenchmarks(bool quick) {
                 std::to_string(c.d_model);
     row.tokens = c.tokens;
     row.pairs = "concat_sin_cos";
-    row.source = "on_the_fly";
+    row.source = c.from_table ? "table" : "on_the_fly";
     row.target = c.target;
     row.threads = c.threads;
     RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });

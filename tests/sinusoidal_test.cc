@@ -107,11 +107,12 @@ HWY_NOINLINE void TestTablesAgainstReference() {
 HWY_NOINLINE void TestFusedAdd() {
   ExpectDispatchedHere();
   const int64_t batch = 2, seq = 5, d = 34, pad = 3;
+  for (double scale : {std::sqrt(34.0), 1.0})  // 1.0 takes the f32 path: the same bits
   for (bool in_place : {true, false})
     for (size_t lead : {0, 1}) {
       SinusoidalParams p;
       p.layout = SinusoidalLayout::kConcatSinCos;
-      p.x_scale = std::sqrt(34.0);
+      p.x_scale = scale;
       std::vector<int64_t> offsets = {7, 1000000};
       p.positions = Positions::PerBatch(offsets.data());
       const int64_t stride_seq = d + pad, stride_batch = seq * stride_seq + 1;

@@ -4,7 +4,8 @@
 // instantiates SinusoidalTokens<T>.
 //
 // The add is f32(double(x) * x_scale + double(pe)): one rounding, so it equals "table, then add
-// in double" bit for bit on every target; half outputs are the RNE of that f32 value.
+// in double" bit for bit on every target (computed in f32 when x_scale == 1, same bits); half
+// outputs are the RNE of that f32 value.
 
 #if defined(POSENC_LIB_KERNELS_SINUSOIDAL_TOKENS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_SINUSOIDAL_TOKENS_INL_H_
@@ -59,13 +60,24 @@ HWY_INLINE void AddLanes(D d, const T* x, const float* pe, double scale, T* out)
   StoreFromF32(DemoteF64ToF32(d, v), df, out);
 }
 
-// out[j] = T(f32(x[j] * scale + pe[j])) for j < n; out may equal x.
+// out[j] = T(f32(x[j] * scale + pe[j])) for j < n; out may equal x. With scale == 1 the sum is
+// done in f32 directly: f32(f64(x + pe)) == f32(x + pe) because 53 >= 2 * 24 + 2 (double rounding
+// is innocuous), so the bits are those of the double formula at half the conversions.
 template <class T>
 HWY_INLINE void AddRow(const T* x, const float* pe, double scale, size_t n, T* out) {
+  size_t j = 0;
+  if (scale == 1.0) {
+    const hn::ScalableTag<float> df;
+    const hn::CappedTag<float, 1> df1;
+    for (; j + hn::Lanes(df) <= n; j += hn::Lanes(df)) {
+      StoreFromF32(hn::Add(LoadAsF32(df, x + j), hn::LoadU(df, pe + j)), df, out + j);
+    }
+    for (; j < n; ++j) StoreFromF32(hn::Add(LoadAsF32(df1, x + j), hn::LoadU(df1, pe + j)), df1, out + j);
+    return;
+  }
   const hn::ScalableTag<double> d;
   const hn::CappedTag<double, 1> d1;
   const size_t N = hn::Lanes(d);
-  size_t j = 0;
   for (; j + N <= n; j += N) AddLanes(d, x + j, pe + j, scale, out + j);
   for (; j < n; ++j) AddLanes(d1, x + j, pe + j, scale, out + j);
 }

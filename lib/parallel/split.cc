@@ -4,6 +4,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/info.h>
 #include <tbb/task_arena.h>
 
 namespace posenc {
@@ -25,7 +26,9 @@ void ForEachRange(int64_t items, int64_t bytes_per_item, const Execution& exec,
                       [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
   };
   if (exec.max_threads > 1) {
-    tbb::task_arena arena(exec.max_threads);
+    // More slots than cores would only oversubscribe (and make TBB warn); results do not depend
+    // on the count.
+    tbb::task_arena arena(std::min(exec.max_threads, tbb::info::default_concurrency()));
     arena.execute(run);
   } else {
     run();
