@@ -7,6 +7,8 @@
 #   POSENC_CROSS_VLS="16 64"  vector lengths in bytes (default: 16 32 64 256)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Let ccache share results between checkouts in different folders (CI builds a fresh clone).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 bash tools/setup.sh --cross
 jobs="${JOBS:-$(nproc)}"
 vls="${POSENC_CROSS_VLS:-16 32 64 256}"

@@ -6,6 +6,8 @@
 # POSENC_SKIP_CROSS=1 skips the aarch64 part (it is on by default and in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Let ccache share results between checkouts in different folders (CI builds a fresh clone).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 bash tools/setup.sh
 jobs="${JOBS:-$(nproc)}"
 shared=()
