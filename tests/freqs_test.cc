@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/freqs/det_math.h"
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
 #include "tests/rope_test_util.h"
@@ -361,6 +363,41 @@ TEST(RopeWithConfigTest, DynamicUsesLargestPositionPlusOne) {
   bad.source = CosSinSource::Table(nullptr);
   bad.source.kind = CosSinSource::Kind::kTable;
   EXPECT_NE(ApplyRope(t, c, bad).message().find("computes cos/sin on the fly"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace posenc
+
+namespace posenc {
+namespace {
+
+// DetPow / DetExp / DetLog: exact where the result is representable, and correctly rounded
+// against a long-double evaluation (0.5 ulp plus the long double's own error) elsewhere.
+TEST(DetMathTest, ExactCasesAndCorrectRounding) {
+  EXPECT_EQ(freqs::DetPow(4.0, 0.5), 2.0);
+  EXPECT_EQ(freqs::DetPow(2.0, -3.0), 0.125);
+  EXPECT_EQ(freqs::DetPow(10000.0, 0.0), 1.0);
+  EXPECT_EQ(freqs::DetExp(0.0), 1.0);
+  EXPECT_EQ(freqs::DetLog(1.0), 0.0);
+  EXPECT_EQ(freqs::DetPow(10000.0, -0.5), 0.01);  // the double nearest 0.01
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> base(1.0001, 2e6), expo(-1.0, 1.0), x(-50.0, 50.0);
+  double worst = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double b = base(rng), e = expo(rng), y = x(rng);
+    const double ulp_pow = std::nextafter(freqs::DetPow(b, e), INFINITY) - freqs::DetPow(b, e);
+    worst = std::max(worst, static_cast<double>(std::fabs(static_cast<long double>(freqs::DetPow(b, e)) -
+                                                          std::pow(static_cast<long double>(b), static_cast<long double>(e)))) / ulp_pow);
+    const double ulp_exp = std::nextafter(freqs::DetExp(y), INFINITY) - freqs::DetExp(y);
+    worst = std::max(worst, static_cast<double>(std::fabs(static_cast<long double>(freqs::DetExp(y)) -
+                                                          std::exp(static_cast<long double>(y)))) / ulp_exp);
+    const double l = freqs::DetLog(b);
+    const double ulp_log = std::nextafter(l, INFINITY) - l;
+    worst = std::max(worst, static_cast<double>(std::fabs(static_cast<long double>(l) -
+                                                          std::log(static_cast<long double>(b)))) / ulp_log);
+  }
+  EXPECT_LE(worst, 0.5 + 1.0 / 256) << "not correctly rounded";
+  std::printf("DetPow/DetExp/DetLog: worst %.4f ulp against long double\n", worst);
 }
 
 }  // namespace

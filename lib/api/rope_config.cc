@@ -7,6 +7,44 @@
 #include "posenc/rope.h"
 
 namespace posenc {
+namespace {
+
+bool SameConfig(const RopeConfig& a, const RopeConfig& b) {
+  return a.rope_type == b.rope_type && a.rope_theta == b.rope_theta && a.head_dim == b.head_dim &&
+         a.partial_rotary_factor == b.partial_rotary_factor &&
+         a.max_position_embeddings == b.max_position_embeddings &&
+         a.original_max_position_embeddings == b.original_max_position_embeddings &&
+         a.factor == b.factor && a.alpha == b.alpha && a.beta_fast == b.beta_fast &&
+         a.beta_slow == b.beta_slow && a.mscale == b.mscale && a.mscale_all_dim == b.mscale_all_dim &&
+         a.attention_factor == b.attention_factor && a.truncate == b.truncate &&
+         a.low_freq_factor == b.low_freq_factor && a.high_freq_factor == b.high_freq_factor &&
+         a.short_factor == b.short_factor && a.long_factor == b.long_factor;
+}
+
+// The frequencies of the last (config, L) this thread asked for: a decode loop that calls
+// ApplyRope(config) every step computes them once (ComputeFrequencies costs ~100 us).
+Status CachedFrequencies(const RopeConfig& config, int64_t seq_len, const RopeFrequencies** out) {
+  struct Memo {
+    bool valid = false;
+    RopeConfig config;
+    int64_t seq_len = 0;
+    RopeFrequencies freqs;
+  };
+  thread_local Memo memo;
+  if (!memo.valid || memo.seq_len != seq_len || !SameConfig(memo.config, config)) {
+    RopeFrequencies f;
+    Status st = ComputeFrequencies(config, seq_len, &f);
+    if (!st.ok()) return st;
+    memo.config = config;
+    memo.seq_len = seq_len;
+    memo.freqs = std::move(f);
+    memo.valid = true;
+  }
+  *out = &memo.freqs;
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const RopeParams& params) {
   try {
@@ -26,9 +64,10 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
       if (!st.ok()) return st;
       seq_len = largest < 0 ? 0 : largest + 1;
     }
-    RopeFrequencies f;
-    Status st = ComputeFrequencies(config, seq_len, &f);
+    const RopeFrequencies* cached = nullptr;
+    Status st = CachedFrequencies(config, seq_len, &cached);
     if (!st.ok()) return st;
+    const RopeFrequencies& f = *cached;
     if (params.rotary_dim != 0 && params.rotary_dim != f.rotary_dim) {
       return api::Err(StatusCode::kInvalidArgument, "rotary_dim = ", params.rotary_dim,
                       ": the config gives rotary_dim = ", f.rotary_dim, " (pass 0)");

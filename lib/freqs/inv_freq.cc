@@ -2,13 +2,15 @@
 
 #include <cmath>
 
+#include "lib/freqs/det_math.h"
+
 namespace posenc {
 namespace freqs {
 
 std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim) {
   std::vector<double> inv(static_cast<size_t>(rotary_dim / 2));
   for (size_t i = 0; i < inv.size(); ++i) {
-    inv[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rotary_dim));
+    inv[i] = DetPow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rotary_dim));
   }
   return inv;
 }
@@ -43,9 +45,9 @@ const double* CachedSinusoidalFreqs(double base, int64_t d_model, int spacing) {
     memo.w = DefaultInvFreq(base, d_model);
   } else {
     const int64_t half = d_model / 2;
-    const double step = std::log(base) / static_cast<double>(half - 1 > 1 ? half - 1 : 1);
+    const double step = DetLog(base) / static_cast<double>(half - 1 > 1 ? half - 1 : 1);
     memo.w.resize(static_cast<size_t>(half));
-    for (int64_t i = 0; i < half; ++i) memo.w[i] = std::exp(-static_cast<double>(i) * step);
+    for (int64_t i = 0; i < half; ++i) memo.w[i] = DetExp(-static_cast<double>(i) * step);
   }
   memo.base = base;
   memo.d_model = d_model;

@@ -8,7 +8,8 @@
 namespace posenc {
 namespace freqs {
 
-// inv_freq[i] = base^(-2i / rotary_dim), i < rotary_dim / 2, each one std::pow in double.
+// inv_freq[i] = base^(-2i / rotary_dim), i < rotary_dim / 2, each one DetPow (correctly rounded
+// but for near-ties, and the same bits on every machine, unlike libm's pow).
 std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim);
 
 // The same vector, memoised per thread for the last (base, rotary_dim): a decode step then pays

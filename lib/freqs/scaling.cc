@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lib/api/tensor_checks.h"
+#include "lib/freqs/det_math.h"
 #include "lib/freqs/inv_freq.h"
 #include "lib/freqs/scaling.h"
 #include "posenc/freqs.h"
@@ -18,7 +19,7 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 bool Positive(double v) { return std::isfinite(v) && v > 0.0; }
 
 // YaRN's attention scaling g(s, m).
-double YarnMscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m * std::log(s) + 1.0; }
+double YarnMscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m * freqs::DetLog(s) + 1.0; }
 
 // M0: original_max_position_embeddings, else max_position_embeddings.
 int64_t OriginalLength(const RopeConfig& c) {
@@ -167,12 +168,12 @@ Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies*
         const double m = static_cast<double>(c.max_position_embeddings);
         if (seq_len > c.max_position_embeddings) {
           const double s = *c.factor;
-          base *= std::pow(s * static_cast<double>(seq_len) / m - (s - 1.0), rd / (rd - 2.0));
+          base *= freqs::DetPow(s * static_cast<double>(seq_len) / m - (s - 1.0), rd / (rd - 2.0));
         }
         break;
       }
       case RopeType::kNtk:
-        base *= std::pow(c.alpha, rd / (rd - 2.0));
+        base *= freqs::DetPow(c.alpha, rd / (rd - 2.0));
         break;
       default:
         break;
@@ -187,7 +188,7 @@ Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies*
         const double m0 = static_cast<double>(OriginalLength(c));
         const double s = c.factor ? *c.factor : static_cast<double>(c.max_position_embeddings) / m0;
         auto corr = [&](double rotations) {
-          return rd * std::log(m0 / (rotations * kTwoPi)) / (2.0 * std::log(base));
+          return rd * freqs::DetLog(m0 / (rotations * kTwoPi)) / (2.0 * freqs::DetLog(base));
         };
         double low = corr(c.beta_fast), high = corr(c.beta_slow);
         if (c.truncate) {
@@ -232,7 +233,7 @@ Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies*
         const int64_t m0 = OriginalLength(c);
         const std::vector<double>& ext = seq_len > m0 ? c.long_factor : c.short_factor;
         for (size_t i = 0; i < half; ++i) {
-          f.inv_freq[i] = 1.0 / (ext[i] * std::pow(base, 2.0 * static_cast<double>(i) / rd));
+          f.inv_freq[i] = 1.0 / (ext[i] * freqs::DetPow(base, 2.0 * static_cast<double>(i) / rd));
         }
         double s = 1.0;
         if (c.original_max_position_embeddings > 0 && c.max_position_embeddings > 0) {
@@ -243,8 +244,8 @@ Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies*
         f.attention_factor =
             c.attention_factor ? *c.attention_factor
                                : (s <= 1.0 ? 1.0
-                                           : std::sqrt(1.0 + std::log(s) /
-                                                                 std::log(static_cast<double>(m0))));
+                                           : std::sqrt(1.0 + freqs::DetLog(s) /
+                                                                 freqs::DetLog(static_cast<double>(m0))));
         break;
       }
       default:
