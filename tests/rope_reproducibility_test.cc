@@ -193,17 +193,22 @@ std::vector<float> RunSinusoidalBattery(int max_threads) {
   return all;
 }
 
-TEST(RopeReproducibilityTest, SinusoidalBitwiseIdenticalAcrossTargetsAndThreads) {
+// Runs battery(threads) on every target with 1, 2 and 8 threads; all outputs must be the same bits.
+void ExpectSameEverywhere(std::vector<float> (*battery)(int)) {
   std::vector<float> expected;
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     for (int threads : {1, 2, 8}) {
-      const std::vector<float> got = RunSinusoidalBattery(threads);
+      const std::vector<float> got = battery(threads);
       if (expected.empty()) expected = got;
       EXPECT_TRUE(SameBits(expected, got)) << hwy::TargetName(target) << " threads " << threads;
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(RopeReproducibilityTest, SinusoidalBitwiseIdenticalAcrossTargetsAndThreads) {
+  ExpectSameEverywhere(RunSinusoidalBattery);
 }
 
 // bf16 / f16 RoPE and sinusoidal adds (bits widened to f32 for the comparison).
@@ -238,16 +243,7 @@ std::vector<float> RunHalfBattery(int max_threads) {
 }
 
 TEST(RopeReproducibilityTest, HalfPrecisionBitwiseIdenticalAcrossTargetsAndThreads) {
-  std::vector<float> expected;
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    for (int threads : {1, 2, 8}) {
-      const std::vector<float> got = RunHalfBattery(threads);
-      if (expected.empty()) expected = got;
-      EXPECT_TRUE(SameBits(expected, got)) << hwy::TargetName(target) << " threads " << threads;
-    }
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  ExpectSameEverywhere(RunHalfBattery);
 }
 
 // A deliberately perturbed input must change the bits: the comparison above can fail.

@@ -364,15 +364,9 @@ posenc_status posenc_config_frequencies(const posenc_config* config, int64_t seq
 
 posenc_embedding posenc_embedding_bsd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
                                       int64_t d_model) {
-  posenc_embedding e;
-  e.data = data;
-  e.dtype = dtype;
-  e.batch = batch;
-  e.seq = seq;
-  e.d_model = d_model;
-  e.stride_seq = d_model;
-  e.stride_batch = seq * d_model;
-  return e;
+  const posenc::EmbeddingView v =
+      posenc::EmbeddingBSD(data, static_cast<posenc::DType>(RawEnum(dtype)), batch, seq, d_model);
+  return posenc_embedding{v.data, dtype, v.batch, v.seq, v.d_model, v.stride_batch, v.stride_seq};
 }
 
 void posenc_sinusoidal_params_init(posenc_sinusoidal_params* p) {
