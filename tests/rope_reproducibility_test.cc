@@ -77,6 +77,19 @@ bool TableFriendly(const BatteryCase& c) {
          *std::max_element(c.ids.begin(), c.ids.end()) < 20000;
 }
 
+RopeParams ParamsOf(const BatteryCase& c, int max_threads, RotationArithmetic a) {
+  RopeParams p;
+  p.pairs = c.pairs;
+  p.inverse = c.inverse;
+  p.rotary_dim = c.rotary_dim;
+  p.freqs.base = c.base;
+  p.freqs.attention_factor = c.factor;
+  p.positions = Positions::Ids(c.ids.data());
+  p.exec.max_threads = max_threads;
+  p.arithmetic = a;
+  return p;
+}
+
 std::vector<float> RunBattery(int max_threads, Path path) {
   std::vector<float> all;
   for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
@@ -86,20 +99,11 @@ std::vector<float> RunBattery(int max_threads, Path path) {
     RopeTensors t;
     t.q = TensorBSHD(q.data(), c.batch, c.seq, c.heads, c.head_dim);
     t.q_out = TensorBSHD(out.data(), c.batch, c.seq, c.heads, c.head_dim);
-    RopeParams p;
-    p.pairs = c.pairs;
-    p.inverse = c.inverse;
-    p.rotary_dim = c.rotary_dim;
-    p.freqs.base = c.base;
-    p.freqs.attention_factor = c.factor;
-    p.positions = Positions::Ids(c.ids.data());
-    p.exec.max_threads = max_threads;
-    p.arithmetic = a;
+    RopeParams p = ParamsOf(c, max_threads, a);
     std::shared_ptr<const RopeTable> table;
     if (path == Path::kTable) {
-      int64_t max_pos = 0;
-      for (int64_t id : c.ids) max_pos = std::max(max_pos, id + 1);
       if (!TableFriendly(c)) continue;
+      const int64_t max_pos = *std::max_element(c.ids.begin(), c.ids.end()) + 1;
       EXPECT_TRUE(RopeTable::Create(c.rotary_dim, p.freqs, max_pos, &table).ok());
       p.source = CosSinSource::Table(table.get());
     }
@@ -119,16 +123,7 @@ std::vector<float> OnTheFlyRowsOfTableCases(int max_threads) {
     std::vector<float> q = BatteryInput(c);
     RopeTensors t;
     t.q = TensorBSHD(q.data(), c.batch, c.seq, c.heads, c.head_dim);
-    RopeParams p;
-    p.pairs = c.pairs;
-    p.inverse = c.inverse;
-    p.rotary_dim = c.rotary_dim;
-    p.freqs.base = c.base;
-    p.freqs.attention_factor = c.factor;
-    p.positions = Positions::Ids(c.ids.data());
-    p.exec.max_threads = max_threads;
-    p.arithmetic = a;
-    EXPECT_TRUE(ApplyRope(t, p).ok());
+    EXPECT_TRUE(ApplyRope(t, ParamsOf(c, max_threads, a)).ok());
     all.insert(all.end(), q.begin(), q.end());
   }
   return all;

@@ -79,7 +79,7 @@ struct Frequencies {
 
 class RopeTable;
 
-// Caller-owned f32 cos/sin caches (ONNX RotaryEmbedding / FlashInfer style), used as given: one
+// Caller-owned cos/sin caches (f32, bf16 or f16; ONNX RotaryEmbedding / FlashInfer style), used as given: one
 // value per pair, no attention factor applied by posenc.
 struct CosSinCache {  // dtype f32, bf16 or f16 (independent of q/k's dtype)
   enum class Kind {

@@ -2,7 +2,8 @@
 //
 // posenc compiles every kernel for AVX3 (AVX-512), AVX2, SSE4, SSSE3 and a scalar fallback and
 // picks the best one this CPU supports at run time. The environment variable POSENC_MAX_TARGET
-// (AVX3, AVX2, SSE4, SSSE3 or SCALAR) caps the choice when the library is first used; an unknown
+// (any compiled target name: AVX3, AVX2, SSE4, SSSE3 on x86, NEON, SVE, SVE2, SVE_256, SVE2_128 on
+// aarch64, or SCALAR for the least capable one) caps the choice when the library is first used; an unknown
 // name makes every call fail with a message naming the variable (never a silent default).
 #ifndef POSENC_TARGETS_H_
 #define POSENC_TARGETS_H_
@@ -25,7 +26,7 @@ POSENC_API std::vector<std::string> SupportedTargets();
 // The target the kernels dispatch to now. Empty when POSENC_MAX_TARGET is invalid.
 POSENC_API std::string ChosenTarget();
 
-// Caps dispatch at `name` (AVX3, AVX2, SSE4, SSSE3, SCALAR; "" removes the cap). Affects the whole
+// Caps dispatch at `name` (a name as for POSENC_MAX_TARGET; "" removes the cap). Affects the whole
 // process; call it before starting work on other threads.
 POSENC_API Status SetMaxTarget(const std::string& name);
 

@@ -9,7 +9,8 @@
 
 namespace posenc {
 
-// Element type of a view. Arithmetic is always f32 (or double in posenc::reference).
+// Element type of a view. Storage only: RoPE rotates f32 data in double by default (f32 with
+// RotationArithmetic::kF32), half data in f32; posenc::reference computes in double.
 enum class DType { kF32 = 0, kBF16 = 1, kF16 = 2 };
 
 POSENC_API const char* DTypeName(DType dtype);

@@ -11,6 +11,10 @@
 namespace posenc {
 namespace api {
 
+// The largest |angle| (radians, p * frequency) posenc reduces: 2^50. Beyond it calls fail with
+// kOutOfRange rather than return meaningless values.
+constexpr double kMaxAngle = 1125899906842624.0;
+
 // Pointers non-null, offset + seq - 1 without int64 overflow.
 Status CheckPositions(const Positions& p, int64_t batch, int64_t seq);
 

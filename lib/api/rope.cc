@@ -5,6 +5,7 @@
 #include <new>
 
 #include "lib/api/guard.h"
+#include "lib/api/positions.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
@@ -62,7 +63,7 @@ Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t m
                            : freqs::DefaultInvFreq(freqs.base, rotary_dim);
     double max_freq = 0.0;
     for (double f : table->inv_freq_) max_freq = std::max(max_freq, std::fabs(f));
-    if (static_cast<double>(max_positions - 1) * max_freq > 1125899906842624.0) {
+    if (static_cast<double>(max_positions - 1) * max_freq > api::kMaxAngle) {
       return api::Err(StatusCode::kOutOfRange, "max_positions = ", max_positions,
                       ": angle (max_positions - 1) * inv_freq exceeds 2^50");
     }

@@ -11,7 +11,6 @@ namespace posenc {
 namespace api {
 namespace {
 
-constexpr double kMaxAngle = 1125899906842624.0;  // 2^50: the largest |p * inv_freq| reduced
 
 Status CheckPair(const Tensor& in, const Tensor& out, const char* in_name, const char* out_name) {
   Status st = CheckView(in.data, in.dtype, in.shape, in.strides, 4, in_name);

@@ -53,7 +53,7 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   const bool add = x != nullptr;
   Status st;
   if (add && !(st = CheckEmbedding(*x, "x")).ok()) return st;
-  if (!(st = CheckEmbedding(out, add ? "out" : "out")).ok()) return st;
+  if (!(st = CheckEmbedding(out, "out")).ok()) return st;
   if (add) {
     if (out.dtype != x->dtype) {
       return Err(kInvalid, "out.dtype = ", DTypeName(out.dtype), ": must equal x.dtype = ",
@@ -133,7 +133,7 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   double max_freq = 0.0;
   for (int64_t i = 0; i < out.d_model / 2; ++i) max_freq = std::max(max_freq, plan->freqs[i]);
   const double max_pos = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-  if (max_pos * max_freq > 1125899906842624.0) {
+  if (max_pos * max_freq > kMaxAngle) {
     return Err(StatusCode::kOutOfRange, "positions: |(p + position_offset) * w| = ",
                max_pos * max_freq, " exceeds 2^50, the largest angle posenc reduces");
   }

@@ -24,8 +24,8 @@ Status Err(StatusCode code, const Parts&... parts) {
 // Shape "[a, b, c, d]" and strides for messages.
 std::string ShapeString(const int64_t* dims, int rank);
 
-// Checks one view of rank `rank` (its last axis contiguous): non-null data, dtype in
-// {kF32} unless `allow_half`, every extent > 0, strides >= 0, last stride 1, and byte offsets
+// Checks one view of rank `rank` (its last axis contiguous): non-null data, a valid DType,
+// every extent > 0, strides >= 0, last stride 1, and byte offsets
 // that fit in 64 bits and in the address space. `name` prefixes every message ("q", "k_out").
 Status CheckView(const void* data, DType dtype, const int64_t* shape, const int64_t* strides,
                  int rank, const char* name);
