@@ -20,13 +20,13 @@
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "tests/rope_test_util.h"
+#include "tests/shared_data.h"
 #include "tools/posenc/npy.h"
 
 namespace posenc {
 namespace {
 
 const std::string kCli = POSENC_CLI_PATH;
-const std::string kOnnx = std::string(POSENC_SHARED_DIR) + "/conformance/onnx/";
 const std::string kConfigs = std::string(POSENC_SOURCE_DIR) + "/tools/configs/";
 
 struct Result {
@@ -85,7 +85,8 @@ TEST(CliTest, MaxTargetEnvironmentCapsAndRejectsUnknownNames) {
 
 // The ONNX case with position ids through the CLI, compared with ONNX's expected output.
 TEST(CliTest, RopeOnOnnxCaseWithPositionIds) {
-  const std::string dir = kOnnx + "test_rotary_embedding/";
+  POSENC_REQUIRE_SHARED("conformance/onnx/test_rotary_embedding");
+  const std::string dir = test::SharedPath("conformance/onnx/test_rotary_embedding/");
   const std::string out = TempPath("onnx_y.npy");
   const Result r = RunCli("rope --q " + dir + "input_0_X.npy --layout bhsd --cos " + dir +
                        "input_1_cos_cache.npy --sin " + dir + "input_2_sin_cache.npy --positions " +
@@ -107,7 +108,8 @@ TEST(CliTest, RopeOnOnnxCaseWithPositionIds) {
 
 // 3-D input with --num-heads, per-token caches (no position ids).
 TEST(CliTest, RopeOnOnnx3dCase) {
-  const std::string dir = kOnnx + "test_rotary_embedding_3d_input/";
+  POSENC_REQUIRE_SHARED("conformance/onnx/test_rotary_embedding_3d_input");
+  const std::string dir = test::SharedPath("conformance/onnx/test_rotary_embedding_3d_input/");
   const std::string out = TempPath("onnx3d_y.npy");
   const Result r = RunCli("rope --q " + dir + "input_0_X.npy --layout bsd --num-heads 4 --cos " + dir +
                        "input_1_cos_cache.npy --sin " + dir + "input_2_sin_cache.npy --positions " +

@@ -17,6 +17,7 @@
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
 #include "tests/rope_test_util.h"
+#include "tests/shared_data.h"
 
 namespace posenc {
 namespace {
@@ -44,8 +45,9 @@ RopeFrequencies Compute(const RopeConfig& c, int64_t seq_len = 0) {
 // Tolerance relative to the value: (ln(base) + 16) * 2^-24, i.e. 2^-24 per rounding plus the
 // exponent term. We compute everything in double, so the difference is HF's error.
 TEST(FreqsGoldenTest, EveryHfEntry) {
-  std::ifstream f(kShared + "/golden/hf_freqs.json");
-  ASSERT_TRUE(f.good()) << "set -DPOSENC_SHARED_DIR";
+  POSENC_REQUIRE_SHARED("golden/hf_freqs.json");
+  std::ifstream f(test::SharedPath("golden/hf_freqs.json"));
+  ASSERT_TRUE(f.good()) << test::SharedPath("golden/hf_freqs.json");
   const nlohmann::json g = nlohmann::json::parse(f);
   ASSERT_GE(g["entries"].size(), 9u);
   for (const auto& e : g["entries"]) {

@@ -15,12 +15,11 @@
 
 #include "posenc/rope.h"
 #include "tests/rope_test_util.h"
+#include "tests/shared_data.h"
 #include "tools/posenc/npy.h"
 
 namespace posenc {
 namespace {
-
-const std::string kShared = POSENC_SHARED_DIR;
 
 // ---------------------------------------------------------------- seed worked example
 // X (3 rows, d = 4), interleaved pairs, angles (1, 0.01): inv_freq = {1, 0.01} at position 1.
@@ -67,7 +66,7 @@ TEST(RopeSeedExampleTest, Forward) {
 // ---------------------------------------------------------------- golden files
 nlohmann::json LoadJson(const std::string& path) {
   std::ifstream f(path);
-  EXPECT_TRUE(f.good()) << "cannot open " << path << " (set -DPOSENC_SHARED_DIR)";
+  EXPECT_TRUE(f.good()) << "cannot open " << path;
   if (!f.good()) return nlohmann::json::object();
   return nlohmann::json::parse(f);
 }
@@ -104,7 +103,8 @@ void CheckAgainstGolden(const std::vector<float>& in, const std::vector<float>& 
 }
 
 TEST(RopeGoldenTest, HuggingFaceRotateHalf) {
-  const nlohmann::json g = LoadJson(kShared + "/golden/apply_hf_rotate_half.json");
+  POSENC_REQUIRE_SHARED("golden/apply_hf_rotate_half.json");
+  const nlohmann::json g = LoadJson(test::SharedPath("golden/apply_hf_rotate_half.json"));
   ASSERT_FALSE(g.empty());
   const auto& prm = g["params"];
   const int64_t batch = prm["batch"], heads = prm["heads"], seq = prm["seq"], dim = prm["head_dim"];
@@ -139,7 +139,8 @@ TEST(RopeGoldenTest, HuggingFaceRotateHalf) {
 }
 
 TEST(RopeGoldenTest, MetaComplex) {
-  const nlohmann::json g = LoadJson(kShared + "/golden/apply_meta_complex.json");
+  POSENC_REQUIRE_SHARED("golden/apply_meta_complex.json");
+  const nlohmann::json g = LoadJson(test::SharedPath("golden/apply_meta_complex.json"));
   ASSERT_FALSE(g.empty());
   const auto& prm = g["params"];
   const int64_t batch = prm["batch"], heads = prm["heads"], seq = prm["seq"], dim = prm["head_dim"];
@@ -247,7 +248,8 @@ std::vector<float> RunOnnx(const OnnxCase& c, Status* status) {
 class OnnxConformanceTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OnnxConformanceTest, MatchesExpectedOutput) {
-  const OnnxCase c = LoadOnnxCase(kShared + "/conformance/onnx/" + GetParam());
+  POSENC_REQUIRE_SHARED("conformance/onnx/" + GetParam());
+  const OnnxCase c = LoadOnnxCase(test::SharedPath("conformance/onnx/" + GetParam()));
   ASSERT_TRUE(c.tensors.count("X") && c.tensors.count("Y"));
   Status st;
   const std::vector<float> y = RunOnnx(c, &st);
