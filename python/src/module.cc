@@ -1,0 +1,372 @@
+// posenc._posenc: the nanobind layer under the Python package posenc (python/posenc/).
+//
+// This layer only translates: numpy arrays (already viewed by python/posenc/_args.py as logical
+// [batch, seq, heads, head_dim] views, f16/bf16 as uint16 bit patterns) become posenc::Tensor
+// views without copying, keyword values become RopeParams / SinusoidalParams, and a failed Status
+// becomes ValueError (invalid_argument, unsupported), IndexError (out_of_range) or RuntimeError
+// (internal) carrying the library's message. Every call into a kernel releases the GIL; the
+// ndarray arguments keep their arrays alive meanwhile.
+//
+// Layer types: a model config today has one RoPE layer type, named "full_attention" (HF's name
+// for layers without a sliding window). ModelConfig::ForLayerType is the one place that maps a
+// layer type name to the RopeConfig used; per-layer-type models (issue 11) extend it there.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "posenc/freqs.h"
+#include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
+#include "posenc/targets.h"
+#include "posenc/tensor.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace posenc {
+namespace python {
+namespace {
+
+using InArray = nb::ndarray<nb::ro, nb::device::cpu>;   // read only, any dtype and strides
+using OutArray = nb::ndarray<nb::device::cpu>;          // written
+using Ints = nb::ndarray<nb::ro, nb::device::cpu, nb::c_contig>;
+using Doubles = nb::ndarray<const double, nb::ndim<1>, nb::device::cpu, nb::c_contig>;
+
+void Check(const Status& st) {
+  if (st.ok()) return;
+  switch (st.code()) {
+    case StatusCode::kOutOfRange:
+      throw nb::index_error(st.message().c_str());
+    case StatusCode::kInternal:
+      throw std::runtime_error(st.message());
+    default:
+      throw nb::value_error(st.message().c_str());
+  }
+}
+
+DType ParseDType(const std::string& name) {
+  if (name == "f32") return DType::kF32;
+  if (name == "bf16") return DType::kBF16;
+  if (name == "f16") return DType::kF16;
+  throw nb::value_error(("dtype = \"" + name + "\": must be f32, bf16 or f16").c_str());
+}
+
+// A view of `a` (ndim `ndim`) as a posenc view of `dtype`: data pointer and element strides.
+template <typename Array>
+void CheckItemSize(const Array& a, DType dtype, const char* name) {
+  if (a.itemsize() != DTypeSize(dtype)) {
+    throw nb::value_error((std::string(name) + ": " + std::to_string(a.itemsize()) +
+                           "-byte elements do not hold " + DTypeName(dtype))
+                              .c_str());
+  }
+}
+
+template <typename Array>
+Tensor ToTensor(const Array& a, DType dtype, const char* name) {
+  if (a.ndim() != 4) {
+    throw nb::value_error((std::string(name) + " must be a 4-D view").c_str());
+  }
+  CheckItemSize(a, dtype, name);
+  Tensor t;
+  t.data = const_cast<void*>(static_cast<const void*>(a.data()));
+  t.dtype = dtype;
+  for (size_t i = 0; i < 4; ++i) {
+    t.shape[i] = static_cast<int64_t>(a.shape(i));
+    t.strides[i] = a.stride(i);
+  }
+  return t;
+}
+
+template <typename Array>
+EmbeddingView ToEmbedding(const Array& a, DType dtype, const char* name) {
+  if (a.ndim() != 3 || a.stride(2) != 1) {
+    throw nb::value_error((std::string(name) + " must be a 3-D view with d_model contiguous").c_str());
+  }
+  CheckItemSize(a, dtype, name);
+  EmbeddingView v;
+  v.data = const_cast<void*>(static_cast<const void*>(a.data()));
+  v.dtype = dtype;
+  v.batch = static_cast<int64_t>(a.shape(0));
+  v.seq = static_cast<int64_t>(a.shape(1));
+  v.d_model = static_cast<int64_t>(a.shape(2));
+  v.stride_batch = a.stride(0);
+  v.stride_seq = a.stride(1);
+  return v;
+}
+
+// Positions from python/posenc/_args.py: ids [batch, seq] (int32 or int64, C order), per-batch
+// offsets [batch] (int64), or a start offset. `ids` / `batch_offsets` must outlive the call.
+Positions ToPositions(const std::optional<Ints>& ids, const std::optional<Ints>& batch_offsets,
+                      int64_t offset) {
+  if (ids) {
+    const nb::dlpack::dtype dt = ids->dtype();
+    if (dt == nb::dtype<int32_t>()) return Positions::Ids(static_cast<const int32_t*>(ids->data()));
+    if (dt == nb::dtype<int64_t>()) return Positions::Ids(static_cast<const int64_t*>(ids->data()));
+    throw nb::value_error("positions: must be int32 or int64");
+  }
+  if (batch_offsets) {
+    if (batch_offsets->dtype() != nb::dtype<int64_t>()) {
+      throw nb::value_error("offset: per-batch offsets must be int64");
+    }
+    return Positions::PerBatch(static_cast<const int64_t*>(batch_offsets->data()));
+  }
+  return Positions::Offset(offset);
+}
+
+// ---------------------------------------------------------------- objects
+struct ModelConfig {
+  RopeConfig config;
+
+  static std::vector<std::string> LayerTypes() { return {"full_attention"}; }
+  // The RopeConfig of `layer_type` (None: the model's only type).
+  const RopeConfig& ForLayerType(const std::optional<std::string>& layer_type) const {
+    if (layer_type && *layer_type != "full_attention") {
+      throw nb::value_error(("layer_type = \"" + *layer_type +
+                             "\": this model has one RoPE layer type, \"full_attention\"")
+                                .c_str());
+    }
+    return config;
+  }
+};
+
+struct Table {
+  std::shared_ptr<const RopeTable> table;
+};
+
+Frequencies ToFrequencies(double base, const std::optional<Doubles>& inv_freq,
+                          double attention_factor) {
+  Frequencies f;
+  f.base = base;
+  if (inv_freq) {
+    f.inv_freq = inv_freq->data();
+    f.inv_freq_len = static_cast<int64_t>(inv_freq->shape(0));
+  }
+  f.attention_factor = attention_factor;
+  return f;
+}
+
+// ---------------------------------------------------------------- RoPE
+// mode: "kernel" (posenc::ApplyRope), "reference" (reference::ApplyRope, same outputs' dtype) or
+// "reference_f64" (reference::ApplyRopeF64 into q_out / k_out, contiguous float64).
+void Rope(const std::optional<InArray>& q, const std::optional<InArray>& k,
+          const std::optional<OutArray>& q_out, const std::optional<OutArray>& k_out,
+          const std::string& dtype_name, const std::string& mode, int pairs, int64_t rotary_dim,
+          bool inverse, double base, const std::optional<Doubles>& inv_freq,
+          double attention_factor, const std::optional<Ints>& ids,
+          const std::optional<Ints>& batch_offsets, int64_t offset,
+          const std::optional<InArray>& cos, const std::optional<InArray>& sin,
+          const std::string& cache_dtype, bool cache_per_token, const Table* table,
+          const ModelConfig* config, const std::optional<std::string>& layer_type,
+          int arithmetic, int threads) {
+  const DType dtype = ParseDType(dtype_name);
+  RopeTensors t;
+  if (q) t.q = ToTensor(*q, dtype, "q");
+  if (k) t.k = ToTensor(*k, dtype, "k");
+  const bool f64 = mode == "reference_f64";
+  if (!f64) {
+    if (q_out) t.q_out = ToTensor(*q_out, dtype, "out_q");
+    if (k_out) t.k_out = ToTensor(*k_out, dtype, "out_k");
+  }
+  RopeParams p;
+  p.pairs = static_cast<PairLayout>(pairs);
+  p.arithmetic = static_cast<RotationArithmetic>(arithmetic);
+  p.rotary_dim = rotary_dim;
+  p.inverse = inverse;
+  p.freqs = ToFrequencies(base, inv_freq, attention_factor);
+  p.positions = ToPositions(ids, batch_offsets, offset);
+  p.exec.max_threads = threads;
+  if (cos && sin) {
+    CosSinCache c;
+    c.dtype = ParseDType(cache_dtype);
+    CheckItemSize(*cos, c.dtype, "cos");
+    CheckItemSize(*sin, c.dtype, "sin");
+    c.kind = cache_per_token ? CosSinCache::Kind::kPerToken : CosSinCache::Kind::kByPosition;
+    c.cos = cos->data();
+    c.sin = sin->data();
+    c.rows = static_cast<int64_t>(cos->shape(0));
+    p.source = CosSinSource::Cache(c);
+  } else if (table != nullptr) {
+    p.source = CosSinSource::Table(table->table.get());
+  }
+  const RopeConfig* rope_config = config ? &config->ForLayerType(layer_type) : nullptr;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    if (mode == "kernel") {
+      st = rope_config ? ApplyRope(t, *rope_config, p) : ApplyRope(t, p);
+    } else if (mode == "reference") {
+      st = reference::ApplyRope(t, p);
+    } else {
+      st = reference::ApplyRopeF64(t, p, q_out ? static_cast<double*>(q_out->data()) : nullptr,
+                                   k_out ? static_cast<double*>(k_out->data()) : nullptr);
+    }
+  }
+  Check(st);
+}
+
+// ---------------------------------------------------------------- sinusoidal
+SinusoidalParams ToSinusoidalParams(int layout, int spacing, double base, int64_t position_offset,
+                                    double x_scale, const std::optional<Ints>& ids,
+                                    const std::optional<Ints>& batch_offsets, int64_t offset,
+                                    int threads) {
+  SinusoidalParams p;
+  p.layout = static_cast<SinusoidalLayout>(layout);
+  p.spacing = static_cast<FrequencySpacing>(spacing);
+  p.base = base;
+  p.position_offset = position_offset;
+  p.x_scale = x_scale;
+  p.positions = ToPositions(ids, batch_offsets, offset);
+  p.exec.max_threads = threads;
+  return p;
+}
+
+void WriteSinusoidalTo(const OutArray& out, const std::string& dtype_name, int layout, int spacing,
+                       double base, int64_t position_offset, const std::optional<Ints>& ids,
+                       const std::optional<Ints>& batch_offsets, int64_t offset, int threads) {
+  const EmbeddingView view = ToEmbedding(out, ParseDType(dtype_name), "out");
+  const SinusoidalParams p = ToSinusoidalParams(layout, spacing, base, position_offset, 1.0, ids,
+                                                batch_offsets, offset, threads);
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = WriteSinusoidal(p, view);
+  }
+  Check(st);
+}
+
+void AddSinusoidalTo(const InArray& x, const OutArray& out, const std::string& dtype_name,
+                     int layout, int spacing, double base, int64_t position_offset, double x_scale,
+                     const std::optional<Ints>& ids, const std::optional<Ints>& batch_offsets,
+                     int64_t offset, int threads) {
+  const DType dtype = ParseDType(dtype_name);
+  const EmbeddingView xv = ToEmbedding(x, dtype, "x");
+  const EmbeddingView ov = ToEmbedding(out, dtype, "out");
+  const SinusoidalParams p = ToSinusoidalParams(layout, spacing, base, position_offset, x_scale,
+                                                ids, batch_offsets, offset, threads);
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = AddSinusoidal(p, xv, &ov);
+  }
+  Check(st);
+}
+
+// ---------------------------------------------------------------- module
+nb::dict Info() {
+  nb::dict d;
+  d["version"] = Version();
+  d["compiled_targets"] = CompiledTargets();
+  d["supported_targets"] = SupportedTargets();
+  d["chosen_target"] = ChosenTarget();
+  const Status env = TargetEnvironmentStatus();
+  d["target_environment"] = env.ok() ? std::string() : env.message();
+  return d;
+}
+
+// A read-only numpy view of `rows` x `cols` floats owned by the table.
+nb::ndarray<nb::numpy, const float, nb::ndim<2>> TableRows(const Table& t, bool cos) {
+  const RopeTable& rt = *t.table;
+  const float* data = cos ? rt.cos_row(0) : rt.sin_row(0);
+  // The capsule holds a reference to the table, so the view outlives the Python RopeTable.
+  auto* keep = new std::shared_ptr<const RopeTable>(t.table);
+  nb::capsule owner(keep, [](void* p) noexcept {
+    delete static_cast<std::shared_ptr<const RopeTable>*>(p);
+  });
+  const size_t shape[2] = {static_cast<size_t>(rt.max_positions()),
+                           static_cast<size_t>(rt.rotary_dim() / 2)};
+  return nb::ndarray<nb::numpy, const float, nb::ndim<2>>(data, 2, shape, owner);
+}
+
+}  // namespace
+}  // namespace python
+}  // namespace posenc
+
+NB_MODULE(_posenc, m) {
+  using namespace posenc;
+  using namespace posenc::python;
+  m.doc() = "posenc C++ core (use the posenc package, not this module)";
+
+  nb::class_<ModelConfig>(m, "RopeConfig",
+                          "The rope-relevant fields of a model config (posenc.load_hf_config).")
+      .def_prop_ro("rope_type", [](const ModelConfig& c) { return RopeTypeName(c.config.rope_type); })
+      .def_prop_ro("rope_theta", [](const ModelConfig& c) { return c.config.rope_theta; })
+      .def_prop_ro("head_dim", [](const ModelConfig& c) { return c.config.head_dim; })
+      .def_prop_ro("partial_rotary_factor",
+                   [](const ModelConfig& c) { return c.config.partial_rotary_factor; })
+      .def_prop_ro("num_attention_heads",
+                   [](const ModelConfig& c) { return c.config.num_attention_heads; })
+      .def_prop_ro("num_key_value_heads",
+                   [](const ModelConfig& c) { return c.config.num_key_value_heads; })
+      .def_prop_ro("max_position_embeddings",
+                   [](const ModelConfig& c) { return c.config.max_position_embeddings; })
+      .def_prop_ro("original_max_position_embeddings",
+                   [](const ModelConfig& c) { return c.config.original_max_position_embeddings; })
+      .def_prop_ro("factor", [](const ModelConfig& c) { return c.config.factor; })
+      .def_prop_ro("layer_types", [](const ModelConfig&) { return ModelConfig::LayerTypes(); },
+                   "The model's RoPE layer type names (today one: \"full_attention\").");
+
+  m.def("load_hf_config", [](const std::string& path) {
+    ModelConfig c;
+    Check(LoadHfConfig(path, &c.config));
+    return c;
+  }, "path"_a);
+  m.def("parse_hf_config", [](const std::string& text) {
+    ModelConfig c;
+    Check(ParseHfConfig(text, &c.config));
+    return c;
+  }, "text"_a);
+  m.def("frequencies", [](const ModelConfig& c, int64_t seq_len,
+                          const std::optional<std::string>& layer_type) {
+    RopeFrequencies f;
+    Check(ComputeFrequencies(c.ForLayerType(layer_type), seq_len, &f));
+    return nb::make_tuple(RopeTypeName(f.rope_type), f.head_dim, f.rotary_dim, f.inv_freq,
+                          f.attention_factor);
+  }, "config"_a, "seq_len"_a, "layer_type"_a.none());
+
+  nb::class_<Table>(m, "RopeTable")
+      .def_prop_ro("rotary_dim", [](const Table& t) { return t.table->rotary_dim(); })
+      .def_prop_ro("max_positions", [](const Table& t) { return t.table->max_positions(); })
+      .def_prop_ro("attention_factor", [](const Table& t) { return t.table->attention_factor(); })
+      .def_prop_ro("inv_freq", [](const Table& t) { return t.table->inv_freq(); })
+      .def_prop_ro("cos", [](const Table& t) { return TableRows(t, true); }, nb::rv_policy::move,
+                   "[max_positions, rotary_dim / 2] float32, read only (attention factor included)")
+      .def_prop_ro("sin", [](const Table& t) { return TableRows(t, false); }, nb::rv_policy::move,
+                   "[max_positions, rotary_dim / 2] float32, read only (attention factor included)");
+  m.def("create_table", [](int64_t rotary_dim, int64_t max_positions, double base,
+                           const std::optional<Doubles>& inv_freq, double attention_factor) {
+    const Frequencies f = ToFrequencies(base, inv_freq, attention_factor);
+    Table t;
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = RopeTable::Create(rotary_dim, f, max_positions, &t.table);
+    }
+    Check(st);
+    return t;
+  }, "rotary_dim"_a, "max_positions"_a, "base"_a, "inv_freq"_a.none(), "attention_factor"_a);
+
+  m.def("rope", &Rope, "q"_a.none(), "k"_a.none(), "q_out"_a.none(), "k_out"_a.none(), "dtype"_a,
+        "mode"_a, "pairs"_a, "rotary_dim"_a, "inverse"_a, "base"_a, "inv_freq"_a.none(),
+        "attention_factor"_a, "ids"_a.none(), "batch_offsets"_a.none(), "offset"_a,
+        "cos"_a.none(), "sin"_a.none(), "cache_dtype"_a, "cache_per_token"_a, "table"_a.none(),
+        "config"_a.none(), "layer_type"_a.none(), "arithmetic"_a, "threads"_a);
+  m.def("write_sinusoidal", &WriteSinusoidalTo, "out"_a, "dtype"_a, "layout"_a, "spacing"_a,
+        "base"_a, "position_offset"_a, "ids"_a.none(), "batch_offsets"_a.none(), "offset"_a,
+        "threads"_a);
+  m.def("add_sinusoidal", &AddSinusoidalTo, "x"_a, "out"_a, "dtype"_a, "layout"_a, "spacing"_a,
+        "base"_a, "position_offset"_a, "x_scale"_a, "ids"_a.none(), "batch_offsets"_a.none(),
+        "offset"_a, "threads"_a);
+  m.def("info", &Info);
+  m.def("set_max_target", [](const std::string& name) { Check(SetMaxTarget(name)); }, "name"_a);
+}
+
