@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: a Release build (library, CLI, benchmarks, all tests on
 # every SIMD target this CPU runs), the tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer, and the aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048
-# bits, SVE2; tools/cross_test.sh). Set POSENC_SHARED_DIR if shared/ is not beside the repository;
-# POSENC_SKIP_CROSS=1 skips the aarch64 part (it is on by default and in CI).
+# UndefinedBehaviorSanitizer, the aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048
+# bits, SVE2; tools/cross_test.sh), the whole suite again as a clang 14 shared-library build
+# (BUILD_SHARED_LIBS=ON: the tests of the public API run against libposenc.so), and the Python
+# package (pip install of this checkout, then pytest: API, ONNX backend node cases, onnx.reference
+# and onnxruntime differential). Set POSENC_SHARED_DIR if shared/ is not beside the repository
+# (tests that need it skip, naming the missing file); POSENC_SKIP_CROSS=1 skips the aarch64 part
+# (it is on by default and in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Let ccache share results between checkouts in different folders (CI builds a fresh clone).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-bash tools/setup.sh
+bash tools/setup.sh --python
 jobs="${JOBS:-$(nproc)}"
 shared=()
 [ -n "${POSENC_SHARED_DIR:-}" ] && shared=(-DPOSENC_SHARED_DIR="$POSENC_SHARED_DIR")
@@ -32,3 +36,24 @@ if [ "${POSENC_SKIP_CROSS:-0}" != 1 ]; then
   bash tools/cross_test.sh
   echo "test.sh: aarch64 cross build + QEMU suite took $(( $(date +%s) - start )) s"
 fi
+
+# clang 14, shared library, Release: the whole ctest suite (a second compiler and the .so).
+start=$(date +%s)
+CC=clang-14 CXX=clang++-14 cmake -S . -B build/clang-shared -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_SHARED_LIBS=ON "${shared[@]}"
+cmake --build build/clang-shared -j"$jobs"
+# (the benchmark front end runs in the Release stage: timings are not what this stage checks)
+ctest --test-dir build/clang-shared --output-on-failure -j"$jobs" -E bench_quick_and_roofline
+echo "test.sh: clang shared build + tests took $(( $(date +%s) - start )) s"
+
+# The Python package: `pip install` of this checkout with the pinned build tools of the test
+# environment (no build isolation, no index: nothing is downloaded), into build/python-site so the
+# shared environment stays as pinned; then pytest.
+start=$(date +%s)
+. tools/python_env.sh
+rm -rf build/python-site
+"$POSENC_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+  --no-deps --no-index --config-settings=build-dir=build/python-wheel --target build/python-site .
+POSENC_SHARED_DIR="${POSENC_SHARED_DIR:-$PWD/../shared}" PYTHONPATH="$PWD/build/python-site" \
+  "$POSENC_VENV/bin/python" -m pytest -p no:cacheprovider -rs python/tests
+echo "test.sh: python package build + tests took $(( $(date +%s) - start )) s"
