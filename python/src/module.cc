@@ -90,7 +90,8 @@ Tensor ToTensor(const Array& a, DType dtype, const char* name) {
 template <typename Array>
 EmbeddingView ToEmbedding(const Array& a, DType dtype, const char* name) {
   if (a.ndim() != 3 || a.stride(2) != 1) {
-    throw nb::value_error((std::string(name) + " must be a 3-D view with d_model contiguous").c_str());
+    throw nb::value_error(
+        (std::string(name) + " must be a 3-D view with d_model contiguous").c_str());
   }
   CheckItemSize(a, dtype, name);
   EmbeddingView v;
@@ -173,7 +174,19 @@ void Rope(const std::optional<InArray>& q, const std::optional<InArray>& k,
   if (q) t.q = ToTensor(*q, dtype, "q");
   if (k) t.k = ToTensor(*k, dtype, "k");
   const bool f64 = mode == "reference_f64";
-  if (!f64) {
+  if (mode != "kernel" && mode != "reference" && !f64) {
+    throw nb::value_error(
+        ("mode = \"" + mode + "\": must be kernel, reference or reference_f64").c_str());
+  }
+  if (f64) {  // q_out / k_out: contiguous float64, one per input element (python/posenc/_args.py)
+    auto check = [](const std::optional<OutArray>& out, const std::optional<InArray>& in) {
+      if (out && (out->dtype() != nb::dtype<double>() || !in || out->size() != in->size())) {
+        throw nb::value_error("reference_f64 outputs must be float64 arrays of the inputs' size");
+      }
+    };
+    check(q_out, q);
+    check(k_out, k);
+  } else {
     if (q_out) t.q_out = ToTensor(*q_out, dtype, "out_q");
     if (k_out) t.k_out = ToTensor(*k_out, dtype, "out_k");
   }
@@ -298,7 +311,8 @@ NB_MODULE(_posenc, m) {
 
   nb::class_<ModelConfig>(m, "RopeConfig",
                           "The rope-relevant fields of a model config (posenc.load_hf_config).")
-      .def_prop_ro("rope_type", [](const ModelConfig& c) { return RopeTypeName(c.config.rope_type); })
+      .def_prop_ro("rope_type",
+                   [](const ModelConfig& c) { return RopeTypeName(c.config.rope_type); })
       .def_prop_ro("rope_theta", [](const ModelConfig& c) { return c.config.rope_theta; })
       .def_prop_ro("head_dim", [](const ModelConfig& c) { return c.config.head_dim; })
       .def_prop_ro("partial_rotary_factor",
@@ -341,7 +355,7 @@ NB_MODULE(_posenc, m) {
       .def_prop_ro("cos", [](const Table& t) { return TableRows(t, true); }, nb::rv_policy::move,
                    "[max_positions, rotary_dim / 2] float32, read only (attention factor included)")
       .def_prop_ro("sin", [](const Table& t) { return TableRows(t, false); }, nb::rv_policy::move,
-                   "[max_positions, rotary_dim / 2] float32, read only (attention factor included)");
+                   "[max_positions, rotary_dim / 2] float32 (attention factor included)");
   m.def("create_table", [](int64_t rotary_dim, int64_t max_positions, double base,
                            const std::optional<Doubles>& inv_freq, double attention_factor) {
     const Frequencies f = ToFrequencies(base, inv_freq, attention_factor);

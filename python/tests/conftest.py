@@ -26,8 +26,7 @@ def ulp(m, dtype=np.float32) -> np.ndarray:
     m = np.abs(np.asarray(m, dtype=np.float64))
     info = ml_dtypes.finfo(dtype)
     tiny = float(info.tiny)
-    exponent = np.floor(np.log2(np.maximum(m, tiny)))
-    return np.exp2(exponent - info.nmant)
+    return np.exp2(np.floor(np.log2(np.maximum(m, tiny))) - info.nmant)
 
 
 @pytest.fixture

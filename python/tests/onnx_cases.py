@@ -11,16 +11,10 @@ Semantics (ONNX opset 23 and com.microsoft, both as posenc caller caches):
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 import posenc
-
-
-def ulp(a, dtype) -> np.ndarray:
-    info = ml_dtypes.finfo(dtype)
-    a = np.abs(np.asarray(a, dtype=np.float64))
-    return np.exp2(np.floor(np.log2(np.maximum(a, float(info.tiny)))) - info.nmant)
+from conftest import ulp
 
 
 def run_posenc(x, cos, sin, position_ids=None, *, interleaved=0, rotary_embedding_dim=0,

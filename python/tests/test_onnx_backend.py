@@ -38,7 +38,7 @@ def _shipped_dirs():
 
 
 def _generate(out_dir: pathlib.Path):
-    """The RotaryEmbedding node cases of the installed onnx, written as generate-data writes them."""
+    """The installed onnx's RotaryEmbedding node cases, written as generate-data writes them."""
     import warnings
 
     from onnx.backend.test.case.node import collect_testcases
