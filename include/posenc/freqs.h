@@ -115,8 +115,9 @@ POSENC_API int64_t HfDynamicLength(const RopeConfig& config, int64_t cached_len,
 // Parses a Hugging Face config.json (text or file) of a model whose RoPE layers all share one
 // RopeConfig; every rule posenc/model.h describes applies (text_config nesting, per-model
 // defaults, pair layout, ...). A model with several different RoPE layer types (Gemma 3, OLMo 3,
-// Gemma 4) fails with a one-line message naming them: load it with LoadHfModel. On failure *out
-// is unchanged and the message names the key.
+// Gemma 4) fails with a one-line message naming them: load it with LoadHfModel. A RopeConfig does
+// not say which layers have no RoPE (Llama 4, SmolLM3, Cohere2): LoadHfModel does. On failure
+// *out is unchanged and the message names the key.
 POSENC_API Status ParseHfConfig(const std::string& json_text, RopeConfig* out);
 POSENC_API Status LoadHfConfig(const std::string& path, RopeConfig* out);
 
