@@ -191,6 +191,124 @@ static void test_configs(void) {
   CHECK_ERROR(posenc_config_frequencies(NULL, 0, NULL, 0, NULL, NULL), POSENC_INVALID_ARGUMENT, "config is null");
 }
 
+/* Models: per-layer RoPE (Gemma 3: sliding 1e4 / full 1e6 with linear 8), NoPE layers, pair
+ * layouts from the config, the DeepSeek softmax factor, describe and the HF dynamic rule. */
+static void test_models(void) {
+  const char* gemma =
+      "{\"model_type\": \"gemma3_text\", \"head_dim\": 8, \"num_hidden_layers\": 6,"
+      " \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8.0}}";
+  const char* smol =
+      "{\"model_type\": \"smollm3\", \"head_dim\": 8, \"num_hidden_layers\": 4, \"no_rope_layers\": [1, 1, 0, 1]}";
+  posenc_model* model = NULL;
+  const posenc_config* full = NULL;
+  posenc_config* single = NULL;
+  posenc_config_desc desc;
+  int64_t index = 0, rotary = 0;
+  double inv[4], factor = 0;
+  CHECK(posenc_model_parse(gemma, &model) == POSENC_OK);
+  CHECK(posenc_model_num_layers(model) == 6);
+  CHECK(posenc_model_num_layer_types(model) == 2);
+  CHECK(strcmp(posenc_model_layer_type_name(model, 0), "sliding_attention") == 0);
+  CHECK(strcmp(posenc_model_layer_type_name(model, 1), "full_attention") == 0);
+  CHECK(posenc_model_layer_type_name(model, 2) == NULL);
+  CHECK(posenc_model_layer_type(model, 5, &index) == POSENC_OK && index == 1);
+  CHECK(posenc_model_layer_type(model, 0, &index) == POSENC_OK && index == 0);
+  CHECK_ERROR(posenc_model_layer_type(model, 6, &index), POSENC_INVALID_ARGUMENT, "layer = 6");
+  CHECK(posenc_model_config(model, "full_attention", &full) == POSENC_OK && full != NULL);
+  CHECK(posenc_config_describe(full, &desc) == POSENC_OK);
+  CHECK(desc.rope_type == POSENC_ROPE_LINEAR && desc.rope_theta == 1e6 && desc.factor == 8.0 && desc.has_factor);
+  CHECK(desc.pairs == POSENC_PAIRS_HALF && desc.head_dim == 8);
+  CHECK(posenc_model_frequencies(model, "sliding_attention", 0, inv, 4, &rotary, &factor) == POSENC_OK);
+  CHECK(rotary == 8 && inv[0] == 1.0 && fabs(inv[1] - 0.1) < 1e-16 && factor == 1.0);
+  CHECK(posenc_model_frequencies(model, "full_attention", 0, inv, 4, NULL, NULL) == POSENC_OK && inv[0] == 0.125);
+  CHECK_ERROR(posenc_model_config(model, "global", &full), POSENC_INVALID_ARGUMENT,
+              "(sliding_attention, full_attention)");
+  CHECK(posenc_model_softmax_scale_factor(model) == 1.0);
+  {
+    enum { T = 2, D = 8 };
+    float a[T * D], b[T * D];
+    int i;
+    posenc_tensor ta = posenc_tensor_bshd(a, POSENC_F32, 1, T, 1, D);
+    posenc_tensor tb = posenc_tensor_bshd(b, POSENC_F32, 1, T, 1, D);
+    posenc_rope_params p;
+    for (i = 0; i < T * D; ++i) a[i] = b[i] = (float)(i % 5) - 2.0f;
+    posenc_rope_params_init(&p);
+    CHECK(p.pairs == POSENC_PAIRS_FROM_CONFIG && p.seq_len == 0);
+    p.positions.offset = 100;
+    CHECK(posenc_model_rope_apply(&ta, NULL, NULL, NULL, model, "full_attention", &p) == POSENC_OK);
+    CHECK(posenc_model_rope_apply_layer(&tb, NULL, NULL, NULL, model, 5, &p) == POSENC_OK);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK_ERROR(posenc_model_rope_apply(&ta, NULL, NULL, NULL, model, NULL, &p), POSENC_INVALID_ARGUMENT,
+                "layer_type is null");
+    p.config = full;
+    CHECK_ERROR(posenc_model_rope_apply(&ta, NULL, NULL, NULL, model, "full_attention", &p),
+                POSENC_INVALID_ARGUMENT, "params.config: must be NULL");
+  }
+  /* The single-config loader refuses a model whose layer types differ. */
+  CHECK_ERROR(posenc_config_parse(gemma, &single), POSENC_INVALID_ARGUMENT, "LoadHfModel");
+  posenc_model_destroy(model);
+  model = NULL;
+  CHECK(posenc_model_parse(smol, &model) == POSENC_OK);
+  CHECK(posenc_model_layer_type(model, 2, &index) == POSENC_OK && index == -1);
+  CHECK(posenc_model_layer_type(model, 3, &index) == POSENC_OK && index == 0);
+  {
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    posenc_tensor tx = posenc_tensor_bshd(x, POSENC_F32, 1, 1, 1, 8);
+    posenc_rope_params p;
+    posenc_rope_params_init(&p);
+    CHECK_ERROR(posenc_model_rope_apply_layer(&tx, NULL, NULL, NULL, model, 2, &p), POSENC_INVALID_ARGUMENT,
+                "has no RoPE");
+    CHECK(x[0] == 1 && x[7] == 8);
+  }
+  posenc_model_destroy(model);
+  model = NULL;
+  CHECK_ERROR(posenc_model_parse("{\"head_dim\": 1e300}", &model), POSENC_INVALID_ARGUMENT, "head_dim");
+  CHECK(model == NULL);
+  CHECK_ERROR(posenc_model_load("/nonexistent/config.json", &model), POSENC_INVALID_ARGUMENT, "cannot open");
+  CHECK_ERROR(posenc_model_parse(NULL, &model), POSENC_INVALID_ARGUMENT, "json_text is null");
+  CHECK(posenc_model_num_layers(NULL) == 0 && posenc_model_layer_type_name(NULL, 0) == NULL);
+  /* DeepSeek-style YaRN: the softmax factor mscale(40, 1)^2. */
+  CHECK(posenc_model_parse("{\"model_type\": \"deepseek_v3\", \"qk_rope_head_dim\": 64, \"max_position_embeddings\": 163840,"
+                           " \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, \"mscale\": 1.0, \"mscale_all_dim\": 1.0,"
+                           " \"original_max_position_embeddings\": 4096}}", &model) == POSENC_OK);
+  CHECK(fabs(posenc_model_softmax_scale_factor(model) - (0.1 * log(40.0) + 1) * (0.1 * log(40.0) + 1)) < 1e-14);
+  CHECK(posenc_model_config(model, "full_attention", &full) == POSENC_OK);
+  CHECK(posenc_config_describe(full, &desc) == POSENC_OK && desc.pairs == POSENC_PAIRS_INTERLEAVED);
+  posenc_model_destroy(model);
+  /* Config descriptions round-trip (M-RoPE spec included), and HF's dynamic rule. */
+  CHECK(posenc_config_parse("{\"head_dim\": 128, \"rope_scaling\": {\"type\": \"mrope\", \"mrope_section\": [16, 24, 24]}}",
+                            &single) == POSENC_OK);
+  CHECK(posenc_config_describe(single, &desc) == POSENC_OK);
+  CHECK(desc.mrope_section_len == 3 && desc.mrope_section[1] == 24 && desc.mrope_interleaved == 0);
+  posenc_config_destroy(single);
+  single = NULL;
+  desc.pairs = (posenc_pairs)POSENC_PAIRS_FROM_CONFIG;
+  CHECK_ERROR(posenc_config_create(&desc, &single), POSENC_INVALID_ARGUMENT, "desc.pairs = 2");
+  posenc_config_desc_init(&desc);
+  desc.rope_type = POSENC_ROPE_DYNAMIC;
+  desc.head_dim = 16;
+  desc.has_factor = 1;
+  desc.factor = 2.0;
+  desc.max_position_embeddings = 64;
+  CHECK(posenc_config_create(&desc, &single) == POSENC_OK);
+  CHECK(posenc_config_hf_dynamic_length(single, 0, 10) == 64);
+  CHECK(posenc_config_hf_dynamic_length(single, 100, 80) == 100);
+  CHECK(posenc_config_hf_dynamic_length(single, 100, 63) == 64);
+  CHECK(posenc_config_hf_dynamic_length(NULL, 0, 10) == -1);
+  posenc_config_destroy(single);
+  desc.rope_type = POSENC_ROPE_PROPORTIONAL;
+  desc.has_factor = 0;
+  desc.head_dim = 16;
+  desc.partial_rotary_factor = 0.25;
+  CHECK(posenc_config_create(&desc, &single) == POSENC_OK);
+  {
+    double pinv[8];
+    CHECK(posenc_config_frequencies(single, 0, pinv, 8, &rotary, NULL) == POSENC_OK);
+    CHECK(rotary == 16 && pinv[0] == 1.0 && pinv[1] > 0 && pinv[2] == 0.0 && pinv[7] == 0.0);
+  }
+  posenc_config_destroy(single);
+}
+
 static void test_sinusoidal(void) {
   enum { N = 4, D = 4 };
   float pe[N * D], x[N * D];
@@ -252,6 +370,7 @@ int main(void) {
   test_rope();
   test_tables_and_caches();
   test_configs();
+  test_models();
   test_sinusoidal();
   test_conversions_and_targets();
   printf("c_api_test: %d passed, %d failed\n", passed, failed);

@@ -17,6 +17,7 @@
 
 #include "posenc/freqs.h"
 #include "posenc/half.h"
+#include "posenc/model.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
@@ -224,6 +225,99 @@ TEST(CliTest, RopeWithConfigMatchesLibrary) {
   const Result conflict = RunCli("rope --q " + qp + " --config " + kConfigs +
                                  "phi-3-mini-128k.json --base 100 --out-q " + oq);
   EXPECT_EQ(conflict.code, 2);
+  for (const std::string& f : {qp, oq}) std::remove(f.c_str());
+}
+
+// freqs on models with several RoPE layer types, pair layouts, M-RoPE and NoPE layers.
+TEST(CliTest, FreqsLayerTypes) {
+  const std::string gemma = kConfigs + "gemma-3-4b-it.json";
+  Result r = RunCli("freqs --config " + gemma);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_NE(r.output.find("(sliding_attention, full_attention): pass --layer-type"), std::string::npos) << r.output;
+  r = RunCli("freqs --config " + gemma + " --layer-type full_attention");
+  ASSERT_EQ(r.code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  ModelRope m;
+  ASSERT_TRUE(LoadHfModel(gemma, &m).ok());
+  const RopeConfig* full = nullptr;
+  ASSERT_TRUE(LayerRope(m, "full_attention", &full).ok());
+  RopeFrequencies f;
+  ASSERT_TRUE(ComputeFrequencies(*full, 0, &f).ok());
+  EXPECT_EQ(j["rope_type"], "linear");
+  EXPECT_EQ(j["inv_freq"].get<std::vector<double>>(), f.inv_freq);
+  EXPECT_EQ(j["pairs"], "half");
+  EXPECT_EQ(j["layer_type"], "full_attention");
+  EXPECT_EQ(j["layer_types"], (nlohmann::json{"sliding_attention", "full_attention"}));
+  EXPECT_FALSE(j.contains("mrope_section"));
+  r = RunCli("freqs --config " + gemma + " --layer-type global");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_NE(r.output.find("--layer-type global: not a RoPE layer type of this model (sliding_attention, full_attention)"),
+            std::string::npos) << r.output;
+  // A single-type model accepts its one type name and nothing else.
+  r = RunCli("freqs --config " + kConfigs + "llama-3.1-8b.json --layer-type full_attention");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = RunCli("freqs --config " + kConfigs + "llama-3.1-8b.json --layer-type sliding_attention");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("(full_attention)"), std::string::npos) << r.output;
+  j = nlohmann::json::parse(RunCli("freqs --config " + kConfigs + "gpt-j-6b.json").output);
+  EXPECT_EQ(j["pairs"], "interleaved");
+  EXPECT_EQ(j["rotary_dim"], 64);
+  j = nlohmann::json::parse(RunCli("freqs --config " + kConfigs + "qwen3-vl-8b-instruct.json").output);
+  EXPECT_EQ(j["mrope_section"], (nlohmann::json{24, 20, 20}));
+  EXPECT_EQ(j["mrope_interleaved"], true);
+  j = nlohmann::json::parse(RunCli("freqs --config " + kConfigs + "llama-4-scout-17b-16e.json").output);
+  EXPECT_EQ(j["layer_types"], (nlohmann::json{"chunked_attention"}));
+  EXPECT_EQ(j["no_rope_layers"].size(), 12u);
+  EXPECT_EQ(j["no_rope_layers"][0], 3);
+  j = nlohmann::json::parse(RunCli("freqs --config " + kConfigs + "deepseek-v3.json").output);
+  EXPECT_NEAR(j["softmax_scale_factor"].get<double>(), 1.8738542070926265, 1e-15);
+}
+
+// rope --config: the config's pair layout by default, --pairs overrides it, --layer-type picks
+// the RoPE of a multi-type model.
+TEST(CliTest, RopeWithConfigFollowsItsPairsAndLayerTypes) {
+  npy::Array q{"<f4", {1, 3, 2, 256}, std::vector<unsigned char>(3 * 2 * 256 * 4)};
+  test::FillNormal(q.as<float>(), 3 * 2 * 256, 9);
+  const std::string qp = TempPath("pairs_q.npy"), oq = TempPath("pairs_oq.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  auto library = [&](const RopeConfig& c, PairLayout pairs) {
+    std::vector<float> out(q.as<float>(), q.as<float>() + 3 * 2 * 256);
+    RopeTensors t;
+    t.q = TensorBSHD(out.data(), 1, 3, 2, 256);
+    RopeParams p;
+    p.pairs = pairs;
+    p.positions = Positions::Offset(7);
+    EXPECT_TRUE(ApplyRope(t, c, p).ok());
+    return out;
+  };
+  auto cli = [&](const std::string& extra) {
+    const Result r = RunCli("rope --q " + qp + " --offset 7 --out-q " + oq + " " + extra);
+    EXPECT_EQ(r.code, 0) << extra << "\n" << r.output;
+    npy::Array got;
+    EXPECT_EQ(npy::Load(oq, &got), "");
+    const float* g = reinterpret_cast<const float*>(got.bytes.data());
+    return std::vector<float>(g, g + 3 * 2 * 256);
+  };
+  RopeConfig gptj;
+  ASSERT_TRUE(LoadHfConfig(kConfigs + "gpt-j-6b.json", &gptj).ok());
+  ASSERT_EQ(gptj.pairs, PairLayout::kInterleaved);
+  EXPECT_EQ(cli("--config " + kConfigs + "gpt-j-6b.json"), library(gptj, PairLayout::kInterleaved));
+  EXPECT_EQ(cli("--config " + kConfigs + "gpt-j-6b.json --pairs half"), library(gptj, PairLayout::kHalf));
+  EXPECT_NE(library(gptj, PairLayout::kInterleaved), library(gptj, PairLayout::kHalf));
+  ModelRope gemma;
+  ASSERT_TRUE(LoadHfModel(kConfigs + "gemma-3-4b-it.json", &gemma).ok());
+  const RopeConfig* sliding = nullptr;
+  ASSERT_TRUE(LayerRope(gemma, "sliding_attention", &sliding).ok());
+  EXPECT_EQ(cli("--config " + kConfigs + "gemma-3-4b-it.json --layer-type sliding_attention"),
+            library(*sliding, PairLayout::kFromConfig));
+  const Result multi = RunCli("rope --q " + qp + " --config " + kConfigs + "gemma-3-4b-it.json --out-q " + oq);
+  EXPECT_EQ(multi.code, 2);
+  EXPECT_EQ(Lines(multi.output), 1) << multi.output;
+  EXPECT_NE(multi.output.find("pass --layer-type"), std::string::npos) << multi.output;
+  const Result no_config = RunCli("rope --q " + qp + " --layer-type full_attention --out-q " + oq);
+  EXPECT_EQ(no_config.code, 2) << no_config.output;
   for (const std::string& f : {qp, oq}) std::remove(f.c_str());
 }
 

@@ -63,7 +63,7 @@ TEST(FreqsGoldenTest, EveryHfEntry) {
     double base = c.rope_theta;
     if (c.rope_type == RopeType::kDynamic && seq_len > c.max_position_embeddings) {
       const double s = *c.factor, r = static_cast<double>(fr.rotary_dim);
-      base *= std::pow(s * static_cast<double>(seq_len) / static_cast<double>(c.max_position_embeddings) - (s - 1), r / (r - 2));
+      base *= std::pow(s * static_cast<double>(seq_len) / static_cast<double>(*c.max_position_embeddings) - (s - 1), r / (r - 2));
     }
     const double rel_tol = (std::log(base) + 16.0) * std::ldexp(1.0, -24);
     double worst_ulp = 0;
@@ -205,7 +205,7 @@ TEST(FreqsPropertiesTest, LongRopeSwitchesAtOriginalPlusOne) {
   const RopeFrequencies def = Compute(d);
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_NEAR(s.inv_freq[i], def.inv_freq[i], 1e-16);
-    EXPECT_NEAR(l.inv_freq[i], def.inv_freq[i] / c.long_factor[i], 1e-16);
+    EXPECT_NEAR(l.inv_freq[i], def.inv_freq[i] / (*c.long_factor)[i], 1e-16);
   }
   EXPECT_DOUBLE_EQ(s.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)));
 }
@@ -258,7 +258,7 @@ TEST(ConfigLoaderTest, EveryError) {
                   "rope_scaling.low_freq_factor: missing");
   ExpectLoadError("{" + h + R"("rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4,
                   "high_freq_factor": 1, "original_max_position_embeddings": 8192}})",
-                  "high_freq_factor = 1: must be finite and > low_freq_factor = 4");
+                  "high_freq_factor = 1: must be finite and >= low_freq_factor = 4");
   ExpectLoadError("{" + h + R"("max_position_embeddings": 8192, "rope_scaling": {"rope_type": "longrope",
                   "short_factor": [1, 2]}})", "rope_scaling.long_factor: missing");
   ExpectLoadError("{" + h + R"("max_position_embeddings": 8192, "rope_scaling": {"rope_type": "longrope",
@@ -266,7 +266,7 @@ TEST(ConfigLoaderTest, EveryError) {
                   "rope_scaling.short_factor has 2 values: must have rotary_dim / 2 = 64");
   ExpectLoadError("{" + h + R"("max_position_embeddings": 8192, "rope_scaling": {"rope_type": "longrope",
                   "short_factor": [1, "x"], "long_factor": [1, 2]}})", "rope_scaling.short_factor[1]: expected a number");
-  ExpectLoadError(R"({"head_dim": 10, "partial_rotary_factor": 0.3})", "rotary_dim = int(head_dim 10 * partial_rotary_factor 0.29999999999999999) = 3");
+  ExpectLoadError(R"({"head_dim": 10, "partial_rotary_factor": 0.3})", "head_dim = 10 with partial_rotary_factor = 0.29999999999999999 gives rotary_dim = int(head_dim * partial_rotary_factor) = 3");
   ExpectLoadError(R"({"head_dim": 10, "partial_rotary_factor": 1.5})", "partial_rotary_factor = 1.5: must be in (0, 1]");
   ExpectLoadError("{" + h + R"("rope_scaling": {"rope_type": "ntk"}})", "rope_scaling.alpha: missing");
   ExpectLoadError("{" + h + R"("rope_scaling": {"rope_type": "yarn", "factor": 4}})",

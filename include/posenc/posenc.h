@@ -41,7 +41,13 @@ typedef enum posenc_status {
 } posenc_status;
 
 typedef enum posenc_dtype { POSENC_F32 = 0, POSENC_BF16 = 1, POSENC_F16 = 2 } posenc_dtype;
-typedef enum posenc_pairs { POSENC_PAIRS_HALF = 0, POSENC_PAIRS_INTERLEAVED = 1 } posenc_pairs;
+/* POSENC_PAIRS_FROM_CONFIG (set by posenc_rope_params_init): with params.config or a model, the
+ * config's layout; without, half. HALF and INTERLEAVED override a config's layout. */
+typedef enum posenc_pairs {
+  POSENC_PAIRS_HALF = 0,
+  POSENC_PAIRS_INTERLEAVED = 1,
+  POSENC_PAIRS_FROM_CONFIG = 2
+} posenc_pairs;
 typedef enum posenc_arithmetic { POSENC_ARITH_F64 = 0, POSENC_ARITH_F32 = 1 } posenc_arithmetic;
 
 /* A [batch, seq, heads, head_dim] view; strides in elements; strides[3] must be 1. A tensor whose
@@ -102,9 +108,11 @@ typedef struct posenc_rope_params {
   posenc_dtype cache_dtype;
   int64_t cache_rows;
   int max_threads;          /* 0: all (TBB's current arena); 1: serial */
+  int64_t seq_len;          /* with a config: L for dynamic / longrope (0: largest position + 1) */
 } posenc_rope_params;
 
-/* Defaults: half pairs, f64 arithmetic, base 10000, factor 1, offset 0, on the fly. */
+/* Defaults: pairs from the config (half without one), f64 arithmetic, base 10000, factor 1,
+ * offset 0, on the fly, seq_len 0. */
 POSENC_API void posenc_rope_params_init(posenc_rope_params* params);
 
 /* RoPE on q and/or k (either may be NULL or absent); q_out / k_out NULL or absent: in place. */
@@ -133,7 +141,8 @@ typedef enum posenc_rope_type {
   POSENC_ROPE_NTK = 3,
   POSENC_ROPE_YARN = 4,
   POSENC_ROPE_LLAMA3 = 5,
-  POSENC_ROPE_LONGROPE = 6
+  POSENC_ROPE_LONGROPE = 6,
+  POSENC_ROPE_PROPORTIONAL = 7
 } posenc_rope_type;
 
 typedef struct posenc_config_desc {
@@ -154,9 +163,17 @@ typedef struct posenc_config_desc {
   const double* short_factor;                /* longrope, rotary_dim / 2 each */
   const double* long_factor;
   int64_t factor_len;
+  posenc_pairs pairs;                        /* HALF or INTERLEAVED (the model's layout) */
+  int64_t rotary_dim;                        /* 0: int(head_dim * partial_rotary_factor) */
+  const int64_t* mrope_section;              /* M-RoPE pairs per stream (t, h, w), or NULL */
+  int64_t mrope_section_len;
+  int mrope_interleaved;                     /* Qwen3-VL */
 } posenc_config_desc;
 
 POSENC_API void posenc_config_desc_init(posenc_config_desc* desc);  /* HF defaults */
+/* The description of a config (the inverse of posenc_config_create). Pointers (short_factor,
+ * long_factor, mrope_section) point into the config and live as long as it. */
+POSENC_API posenc_status posenc_config_describe(const posenc_config* config, posenc_config_desc* out);
 POSENC_API posenc_status posenc_config_create(const posenc_config_desc* desc, posenc_config** out);
 POSENC_API posenc_status posenc_config_load(const char* path, posenc_config** out);
 POSENC_API posenc_status posenc_config_parse(const char* json_text, posenc_config** out);
@@ -166,6 +183,50 @@ POSENC_API void posenc_config_destroy(posenc_config* config);
 POSENC_API posenc_status posenc_config_frequencies(const posenc_config* config, int64_t seq_len,
                                                    double* inv_freq, int64_t capacity,
                                                    int64_t* rotary_dim, double* attention_factor);
+/* HF's stateful dynamic NTK rule (posenc::HfDynamicLength): the length whose frequencies HF uses
+ * for a call of length seq_len after a call left cached_len (0 at the start); pass it as
+ * params.seq_len. Returns seq_len for other rope types, and -1 when config is NULL. */
+POSENC_API int64_t posenc_config_hf_dynamic_length(const posenc_config* config, int64_t cached_len,
+                                                   int64_t seq_len);
+
+/* Models (posenc/model.h): a config.json with per-layer RoPE. Layer types are named as the model
+ * names them ("sliding_attention", "full_attention", ...). */
+typedef struct posenc_model posenc_model;  /* opaque, immutable */
+POSENC_API posenc_status posenc_model_load(const char* path, posenc_model** out);
+POSENC_API posenc_status posenc_model_parse(const char* json_text, posenc_model** out);
+POSENC_API void posenc_model_destroy(posenc_model* model);
+/* Decoder layers (0 when the config gives no count), distinct RoPE layer types. */
+POSENC_API int64_t posenc_model_num_layers(const posenc_model* model);
+POSENC_API int64_t posenc_model_num_layer_types(const posenc_model* model);
+/* Name of RoPE layer type `index` (static while the model lives), or NULL out of range. */
+POSENC_API const char* posenc_model_layer_type_name(const posenc_model* model, int64_t index);
+/* The RoPE layer type index of decoder layer `layer` into *type_index, or -1 for a layer
+ * without RoPE. */
+POSENC_API posenc_status posenc_model_layer_type(const posenc_model* model, int64_t layer,
+                                                 int64_t* type_index);
+/* The config of a layer type, borrowed: valid while the model lives (never destroy it). */
+POSENC_API posenc_status posenc_model_config(const posenc_model* model, const char* layer_type,
+                                             const posenc_config** out);
+/* Factor on the attention softmax scale outside RoPE (DeepSeek mscale^2), 1 for most models;
+ * 0 when model is NULL. */
+POSENC_API double posenc_model_softmax_scale_factor(const posenc_model* model);
+/* posenc_config_frequencies for a layer type. */
+POSENC_API posenc_status posenc_model_frequencies(const posenc_model* model, const char* layer_type,
+                                                  int64_t seq_len, double* inv_freq,
+                                                  int64_t capacity, int64_t* rotary_dim,
+                                                  double* attention_factor);
+/* posenc_rope_apply with the RoPE of a layer type / of decoder layer `layer` (params.config must
+ * be NULL). A layer without RoPE is an error. */
+POSENC_API posenc_status posenc_model_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
+                                                 const posenc_tensor* k, const posenc_tensor* k_out,
+                                                 const posenc_model* model, const char* layer_type,
+                                                 const posenc_rope_params* params);
+POSENC_API posenc_status posenc_model_rope_apply_layer(const posenc_tensor* q,
+                                                       const posenc_tensor* q_out,
+                                                       const posenc_tensor* k,
+                                                       const posenc_tensor* k_out,
+                                                       const posenc_model* model, int64_t layer,
+                                                       const posenc_rope_params* params);
 
 /* Sinusoidal encodings (see posenc/sinusoidal.h for the conventions). */
 typedef enum posenc_sinusoidal_layout {

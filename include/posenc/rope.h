@@ -32,8 +32,11 @@
 
 namespace posenc {
 
-enum class PairLayout { kHalf = 0, kInterleaved = 1 };
-POSENC_API const char* PairLayoutName(PairLayout pairs);
+// kFromConfig (the default of RopeParams::pairs) means: with a model config (ApplyRope(tensors,
+// config or model, ...)) the config's layout; without one, kHalf. kHalf and kInterleaved given
+// explicitly override a config's layout.
+enum class PairLayout { kHalf = 0, kInterleaved = 1, kFromConfig = 2 };
+POSENC_API const char* PairLayoutName(PairLayout pairs);  // "half", "interleaved", "from_config"
 
 // Which position each token (b, s) has.
 struct Positions {
@@ -131,7 +134,7 @@ enum class RotationArithmetic {
 };
 
 struct RopeParams {
-  PairLayout pairs = PairLayout::kHalf;
+  PairLayout pairs = PairLayout::kFromConfig;  // kHalf unless a config says otherwise
   RotationArithmetic arithmetic = RotationArithmetic::kF64;
   int64_t rotary_dim = 0;  // 0 means head_dim; must be even and <= head_dim
   bool inverse = false;    // rotate by -theta (undoes the forward rotation)
@@ -139,6 +142,9 @@ struct RopeParams {
   Positions positions;     // ignored by CosSinCache::Kind::kPerToken
   CosSinSource source;
   Execution exec;
+  // With a config: the sequence length L its dynamic / longrope frequencies are computed for;
+  // 0 (the default): the largest position of the call + 1. Ignored without a config.
+  int64_t seq_len = 0;
 };
 
 // q and/or k with optional separate outputs. A tensor whose data is null is absent (at least one

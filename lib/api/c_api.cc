@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hwy/targets.h"
+#include "lib/api/c_api_internal.h"
 #include "posenc/freqs.h"
 #include "posenc/half.h"
 #include "posenc/posenc.h"
@@ -13,30 +14,12 @@
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
 
-struct posenc_rope_table {
-  std::shared_ptr<const posenc::RopeTable> table;
-};
-struct posenc_config {
-  posenc::RopeConfig config;
-};
 struct posenc_sinusoidal_table {
   std::shared_ptr<const posenc::SinusoidalTable> table;
 };
 
-namespace {
-
-using posenc::Status;
-using posenc::StatusCode;
-
-// The value of a C enum field as an int. A C caller may store any int in it; reading it as the
-// C++ view of the enum would be undefined when the value is outside the enumerators' range.
-template <class E>
-int RawEnum(const E& e) {
-  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
+namespace posenc {
+namespace capi {
 
 std::string& LastError() {
   thread_local std::string message;
@@ -54,18 +37,6 @@ posenc_status Fail(posenc_status code, const std::string& message) {
   return code;
 }
 
-// Runs body() -> Status, turning any exception into POSENC_INTERNAL.
-template <class Body>
-posenc_status Guard(const Body& body) {
-  try {
-    return Report(body());
-  } catch (const std::bad_alloc&) {
-    return Fail(POSENC_INTERNAL, "out of memory");
-  } catch (...) {
-    return Fail(POSENC_INTERNAL, "unexpected exception inside posenc");
-  }
-}
-
 posenc::Tensor ToTensor(const posenc_tensor* t) {
   posenc::Tensor out;
   if (t == nullptr) return out;
@@ -78,6 +49,19 @@ posenc::Tensor ToTensor(const posenc_tensor* t) {
   return out;
 }
 
+}  // namespace capi
+}  // namespace posenc
+
+namespace {
+
+using posenc::Status;
+using posenc::StatusCode;
+using posenc::capi::Fail;
+using posenc::capi::Guard;
+using posenc::capi::LastError;
+using posenc::capi::RawEnum;
+using posenc::capi::ToTensor;
+
 posenc_tensor FromTensor(const posenc::Tensor& t) {
   posenc_tensor out;
   out.data = t.data;
@@ -87,20 +71,6 @@ posenc_tensor FromTensor(const posenc::Tensor& t) {
     out.strides[i] = t.strides[i];
   }
   return out;
-}
-
-// A config from `text` (a path or JSON, as `load` reads it) into *out.
-posenc_status MakeConfig(const char* text, const char* name,
-                         Status (*load)(const std::string&, posenc::RopeConfig*), posenc_config** out) {
-  return Guard([&] {
-    if (text == nullptr) return Status(StatusCode::kInvalidArgument, std::string(name) + " is null");
-    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    posenc::RopeConfig c;
-    Status st = load(text, &c);
-    if (!st.ok()) return st;
-    *out = new posenc_config{std::move(c)};
-    return Status::Ok();
-  });
 }
 
 posenc::Positions ToPositions(const posenc_positions& p) {
@@ -125,16 +95,21 @@ posenc::EmbeddingView ToEmbedding(const posenc_embedding& e) {
   return v;
 }
 
-Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
+}  // namespace
+
+namespace posenc {
+namespace capi {
+
+Status ToRopeParams(const posenc_rope_params* p, RopeParams* out) {
   if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
   const int kind = RawEnum(p->positions.kind);
   if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
     return Status(StatusCode::kInvalidArgument,
                   "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
   }
-  posenc::RopeParams r;
-  r.pairs = static_cast<posenc::PairLayout>(RawEnum(p->pairs));
-  r.arithmetic = static_cast<posenc::RotationArithmetic>(RawEnum(p->arithmetic));
+  RopeParams r;
+  r.pairs = static_cast<PairLayout>(RawEnum(p->pairs));
+  r.arithmetic = static_cast<RotationArithmetic>(RawEnum(p->arithmetic));
   r.rotary_dim = p->rotary_dim;
   r.inverse = p->inverse != 0;
   r.freqs.base = p->base;
@@ -143,24 +118,25 @@ Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
   r.freqs.attention_factor = p->attention_factor;
   r.positions = ToPositions(p->positions);
   r.exec.max_threads = p->max_threads;
+  r.seq_len = p->seq_len;
   const int source = RawEnum(p->source);
   switch (source) {
     case POSENC_SOURCE_ON_THE_FLY:
       break;
     case POSENC_SOURCE_TABLE:
       if (p->table == nullptr) return Status(StatusCode::kInvalidArgument, "params.table is null");
-      r.source = posenc::CosSinSource::Table(p->table->table.get());
+      r.source = CosSinSource::Table(p->table->table.get());
       break;
     case POSENC_SOURCE_CACHE_BY_POSITION:
     case POSENC_SOURCE_CACHE_PER_TOKEN: {
-      posenc::CosSinCache c;
-      c.kind = source == POSENC_SOURCE_CACHE_PER_TOKEN ? posenc::CosSinCache::Kind::kPerToken
-                                                          : posenc::CosSinCache::Kind::kByPosition;
+      CosSinCache c;
+      c.kind = source == POSENC_SOURCE_CACHE_PER_TOKEN ? CosSinCache::Kind::kPerToken
+                                                          : CosSinCache::Kind::kByPosition;
       c.cos = p->cache_cos;
       c.sin = p->cache_sin;
-      c.dtype = static_cast<posenc::DType>(RawEnum(p->cache_dtype));
+      c.dtype = static_cast<DType>(RawEnum(p->cache_dtype));
       c.rows = p->cache_rows;
-      r.source = posenc::CosSinSource::Cache(c);
+      r.source = CosSinSource::Cache(c);
       break;
     }
     default:
@@ -171,13 +147,18 @@ Status ToRopeParams(const posenc_rope_params* p, posenc::RopeParams* out) {
   return Status::Ok();
 }
 
+}  // namespace capi
+}  // namespace posenc
+
+namespace {
+
 template <class Apply>
 posenc_status RopeCall(const posenc_tensor* q, const posenc_tensor* q_out, const posenc_tensor* k,
                        const posenc_tensor* k_out, const posenc_rope_params* params,
                        const Apply& apply) {
   return Guard([&] {
     posenc::RopeParams p;
-    Status st = ToRopeParams(params, &p);
+    Status st = posenc::capi::ToRopeParams(params, &p);
     if (!st.ok()) return st;
     posenc::RopeTensors t;
     t.q = ToTensor(q);
@@ -218,7 +199,7 @@ posenc_tensor posenc_tensor_bhsd(void* data, posenc_dtype dtype, int64_t batch, 
 void posenc_rope_params_init(posenc_rope_params* p) {
   if (p == nullptr) return;
   std::memset(p, 0, sizeof(*p));
-  p->pairs = POSENC_PAIRS_HALF;
+  p->pairs = POSENC_PAIRS_FROM_CONFIG;  /* half, or the config's layout */
   p->arithmetic = POSENC_ARITH_F64;
   p->base = 10000.0;
   p->attention_factor = 1.0;
@@ -270,97 +251,6 @@ posenc_status posenc_rope_table_create(int64_t rotary_dim, double base, const do
 }
 
 void posenc_rope_table_destroy(posenc_rope_table* table) { delete table; }
-
-void posenc_config_desc_init(posenc_config_desc* d) {
-  if (d == nullptr) return;
-  std::memset(d, 0, sizeof(*d));
-  const posenc::RopeConfig c;
-  d->rope_type = POSENC_ROPE_DEFAULT;
-  d->rope_theta = c.rope_theta;
-  d->partial_rotary_factor = c.partial_rotary_factor;
-  d->factor = 1.0;
-  d->alpha = c.alpha;
-  d->beta_fast = c.beta_fast;
-  d->beta_slow = c.beta_slow;
-  d->truncate = 1;
-  d->low_freq_factor = c.low_freq_factor;
-  d->high_freq_factor = c.high_freq_factor;
-}
-
-posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** out) {
-  return Guard([&] {
-    if (d == nullptr) return Status(StatusCode::kInvalidArgument, "desc is null");
-    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    const int rope_type = RawEnum(d->rope_type);
-    if (rope_type < POSENC_ROPE_DEFAULT || rope_type > POSENC_ROPE_LONGROPE) {
-      return Status(StatusCode::kInvalidArgument,
-                    "desc.rope_type = " + std::to_string(rope_type) + ": not a posenc_rope_type");
-    }
-    if (d->factor_len < 0 || (d->factor_len > 0 && (d->short_factor == nullptr || d->long_factor == nullptr))) {
-      return Status(StatusCode::kInvalidArgument,
-                    "desc.factor_len = " + std::to_string(d->factor_len) +
-                        ": needs short_factor and long_factor of that length");
-    }
-    posenc::RopeConfig c;
-    c.rope_type = static_cast<posenc::RopeType>(rope_type);
-    c.rope_theta = d->rope_theta;
-    c.head_dim = d->head_dim;
-    c.partial_rotary_factor = d->partial_rotary_factor;
-    c.max_position_embeddings = d->max_position_embeddings;
-    c.original_max_position_embeddings = d->original_max_position_embeddings;
-    if (d->has_factor) c.factor = d->factor;
-    c.alpha = d->alpha;
-    c.beta_fast = d->beta_fast;
-    c.beta_slow = d->beta_slow;
-    if (d->has_mscale) c.mscale = d->mscale;
-    if (d->has_mscale_all_dim) c.mscale_all_dim = d->mscale_all_dim;
-    if (d->has_attention_factor) c.attention_factor = d->attention_factor;
-    c.truncate = d->truncate != 0;
-    c.low_freq_factor = d->low_freq_factor;
-    c.high_freq_factor = d->high_freq_factor;
-    if (d->factor_len > 0) {
-      c.short_factor.assign(d->short_factor, d->short_factor + d->factor_len);
-      c.long_factor.assign(d->long_factor, d->long_factor + d->factor_len);
-    }
-    c.dict_key = "desc";
-    posenc::RopeFrequencies f;  // validates the whole config now, not at first use
-    Status st = posenc::ComputeFrequencies(c, 0, &f);
-    if (!st.ok()) return st;
-    *out = new posenc_config{std::move(c)};
-    return Status::Ok();
-  });
-}
-
-posenc_status posenc_config_load(const char* path, posenc_config** out) {
-  return MakeConfig(path, "path", posenc::LoadHfConfig, out);
-}
-
-posenc_status posenc_config_parse(const char* json_text, posenc_config** out) {
-  return MakeConfig(json_text, "json_text", posenc::ParseHfConfig, out);
-}
-
-void posenc_config_destroy(posenc_config* config) { delete config; }
-
-posenc_status posenc_config_frequencies(const posenc_config* config, int64_t seq_len,
-                                        double* inv_freq, int64_t capacity, int64_t* rotary_dim,
-                                        double* attention_factor) {
-  return Guard([&] {
-    if (config == nullptr) return Status(StatusCode::kInvalidArgument, "config is null");
-    posenc::RopeFrequencies f;
-    Status st = posenc::ComputeFrequencies(config->config, seq_len, &f);
-    if (!st.ok()) return st;
-    const int64_t n = static_cast<int64_t>(f.inv_freq.size());
-    if (inv_freq != nullptr && capacity < n) {
-      return Status(StatusCode::kInvalidArgument,
-                    "capacity = " + std::to_string(capacity) + ": needs rotary_dim / 2 = " +
-                        std::to_string(n));
-    }
-    if (inv_freq != nullptr) std::memcpy(inv_freq, f.inv_freq.data(), static_cast<size_t>(n) * sizeof(double));
-    if (rotary_dim != nullptr) *rotary_dim = f.rotary_dim;
-    if (attention_factor != nullptr) *attention_factor = f.attention_factor;
-    return Status::Ok();
-  });
-}
 
 posenc_embedding posenc_embedding_bsd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
                                       int64_t d_model) {

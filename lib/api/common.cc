@@ -28,7 +28,12 @@ const char* DTypeName(DType dtype) {
 size_t DTypeSize(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
 
 const char* PairLayoutName(PairLayout pairs) {
-  return pairs == PairLayout::kInterleaved ? "interleaved" : "half";
+  switch (pairs) {
+    case PairLayout::kHalf: return "half";
+    case PairLayout::kInterleaved: return "interleaved";
+    case PairLayout::kFromConfig: return "from_config";
+  }
+  return "unknown";
 }
 
 namespace {

@@ -122,7 +122,9 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
     return Err(StatusCode::kInvalidArgument, "rotary_dim = ", params.rotary_dim,
                ": must be even, > 0 (or 0 for head_dim) and <= head_dim = ", head_dim);
   }
-  if (params.pairs != PairLayout::kHalf && params.pairs != PairLayout::kInterleaved) {
+  // kFromConfig without a config (the config entries resolve it before) means kHalf.
+  if (params.pairs != PairLayout::kHalf && params.pairs != PairLayout::kInterleaved &&
+      params.pairs != PairLayout::kFromConfig) {
     return Err(StatusCode::kInvalidArgument, "pairs = ", static_cast<int>(params.pairs),
                ": not a PairLayout");
   }

@@ -101,6 +101,9 @@ DD LogDD(double x) {
 }
 
 DD ExpDD(DD y) {
+  // Beyond [-746, 710] (and for NaN) e^y is 0, +inf or NaN exactly; std::exp returns those
+  // special values on every IEEE machine. This also keeps k below in int range (no UB).
+  if (!(y.hi > -746.0 && y.hi < 710.0)) return DD{std::exp(y.hi), 0.0};
   // e^y = 2^k e^r, k = round(y / ln 2), |r| <= ln 2 / 2.
   const double k = std::nearbyint(y.hi / kLn2.hi);
   const DD r = Add(y, Mul(kLn2, DD{-k, 0.0}));
@@ -113,6 +116,7 @@ DD ExpDD(DD y) {
 }  // namespace
 
 double DetLog(double x) {
+  if (!(x > 0.0 && x <= 1.7976931348623157e308)) return std::log(x);  // 0, < 0, inf, NaN: exact specials
   const DD l = LogDD(x);
   return l.hi + l.lo;
 }
@@ -123,7 +127,16 @@ double DetExp(double x) {
 }
 
 double DetPow(double base, double exponent) {
-  const DD e = ExpDD(Mul(LogDD(base), DD{exponent, 0.0}));
+  // Special operands (0, negative, inf, NaN base or exponent): IEEE's exactly specified results.
+  if (!(base > 0.0 && base <= 1.7976931348623157e308 && std::isfinite(exponent))) {
+    return std::pow(base, exponent);
+  }
+  const DD log_base = LogDD(base);
+  // |ln(base) * exponent| beyond the range: the result is 0 or +inf (and the double-double
+  // product below would overflow its splitting).
+  const double approx = log_base.hi * exponent;
+  if (!(approx > -746.0 && approx < 710.0)) return approx > 0.0 ? HUGE_VAL : 0.0;
+  const DD e = ExpDD(Mul(log_base, DD{exponent, 0.0}));
   return e.hi + e.lo;
 }
 

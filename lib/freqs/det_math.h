@@ -12,11 +12,12 @@
 namespace posenc {
 namespace freqs {
 
-// Natural logarithm of finite x > 0.
+// Natural logarithm of finite x > 0 (0, negative, infinite and NaN x: std::log's exact specials).
 double DetLog(double x);
-// e^x for |x| < 700.
+// e^x (beyond [-746, 710] and for NaN: 0, +inf or NaN). Defined for every double.
 double DetExp(double x);
-// base^exponent for finite base > 0 and |exponent * ln(base)| < 700.
+// base^exponent for finite base > 0 and finite exponent; results beyond the double range are 0 or
+// +inf; special operands give std::pow's exactly specified results. Defined for every input.
 double DetPow(double base, double exponent);
 
 }  // namespace freqs

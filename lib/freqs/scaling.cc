@@ -1,15 +1,21 @@
-// RoPE scaling types (DESIGN.md §1), in double. HF semantics as of transformers'
-// modeling_rope_utils.py; the README's table lists the keys each type reads.
+// RoPE scaling types (DESIGN.md §1), in double: one {name, Validate, Compute} entry per type.
+// HF semantics as of transformers 5.24's modeling_rope_utils.py (the function each entry follows
+// is named above it); the README's table lists the keys each type reads.
+#include "lib/freqs/scaling.h"
+
+#include <algorithm>
 #include <cmath>
+#include <new>
+#include <sstream>
 #include <string>
 
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/det_math.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/freqs/scaling.h"
 #include "posenc/freqs.h"
 
 namespace posenc {
+namespace freqs {
 namespace {
 
 using api::Err;
@@ -18,244 +24,444 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 bool Positive(double v) { return std::isfinite(v) && v > 0.0; }
 
-// YaRN's attention scaling g(s, m).
-double YarnMscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m * freqs::DetLog(s) + 1.0; }
+Status Missing(const RopeConfig& c, const char* key) {
+  return Err(kInvalid, c.dict_key, ".", key, ": missing (required by rope_type ",
+             RopeTypeName(c.rope_type), ")");
+}
 
-// M0: original_max_position_embeddings, else max_position_embeddings.
-int64_t OriginalLength(const RopeConfig& c) {
-  return c.original_max_position_embeddings > 0 ? c.original_max_position_embeddings
-                                                : c.max_position_embeddings;
+Status NeedsPositive(const RopeConfig& c, const char* key, const std::optional<double>& v) {
+  if (!v) return Missing(c, key);
+  if (!Positive(*v)) return Err(kInvalid, c.dict_key, ".", key, " = ", *v, ": must be finite and > 0");
+  return Status::Ok();
+}
+
+// The NTK exponent r / (r - 2) needs r > 2.
+Status NeedsRotaryAbove2(const RopeConfig& c, int64_t r) {
+  if (r <= 2) {
+    return Err(kInvalid, "rotary_dim = ", r, ": rope_type ", RopeTypeName(c.rope_type),
+               " needs rotary_dim > 2 (exponent r / (r - 2))");
+  }
+  return Status::Ok();
+}
+
+// ---- default: _compute_default_rope_parameters (each model's compute_default_rope_parameters).
+Status ValidateDefault(const RopeConfig&, int64_t) { return Status::Ok(); }
+Status ComputeDefault(const RopeConfig& c, int64_t r, int64_t, RopeFrequencies* f) {
+  f->inv_freq = DefaultInvFreq(c.rope_theta, r);
+  return Status::Ok();
+}
+
+// ---- linear: _compute_linear_scaling_rope_parameters.
+Status ValidateLinear(const RopeConfig& c, int64_t) { return NeedsPositive(c, "factor", c.factor); }
+Status ComputeLinear(const RopeConfig& c, int64_t r, int64_t, RopeFrequencies* f) {
+  f->inv_freq = DefaultInvFreq(c.rope_theta, r);
+  for (double& v : f->inv_freq) v /= *c.factor;
+  return Status::Ok();
+}
+
+// ---- dynamic: _compute_dynamic_ntk_parameters (seq_len = max(L, M)).
+Status ValidateDynamic(const RopeConfig& c, int64_t r) {
+  Status st = NeedsPositive(c, "factor", c.factor);
+  if (!st.ok()) return st;
+  if (!c.max_position_embeddings) {
+    return Err(kInvalid, "max_position_embeddings: missing (required by rope_type dynamic)");
+  }
+  return NeedsRotaryAbove2(c, r);
+}
+// An NTK-rescaled base must stay a usable base.
+Status CheckBase(const RopeConfig& c, double base, int64_t seq_len) {
+  if (Positive(base)) return Status::Ok();
+  return Err(kInvalid, "rope_type ", RopeTypeName(c.rope_type), ": rope_theta = ", c.rope_theta, ", ",
+             c.dict_key, c.rope_type == RopeType::kNtk ? ".alpha = " : ".factor = ",
+             c.rope_type == RopeType::kNtk ? *c.alpha : *c.factor, " give the rescaled base ", base,
+             " at seq_len ", seq_len, ": must be finite and > 0");
+}
+
+Status ComputeDynamic(const RopeConfig& c, int64_t r, int64_t seq_len, RopeFrequencies* f) {
+  double base = c.rope_theta;
+  const int64_t m = *c.max_position_embeddings;
+  if (seq_len > m) {
+    const double s = *c.factor, rd = static_cast<double>(r);
+    base *= DetPow(s * static_cast<double>(seq_len) / static_cast<double>(m) - (s - 1.0),
+                   rd / (rd - 2.0));
+  }
+  Status st = CheckBase(c, base, seq_len);
+  if (!st.ok()) return st;
+  f->inv_freq = DefaultInvFreq(base, r);
+  return Status::Ok();
+}
+
+// ---- ntk: static NTK-aware, base' = base * alpha^(r / (r - 2)) (posenc's own type).
+Status ValidateNtk(const RopeConfig& c, int64_t r) {
+  Status st = NeedsPositive(c, "alpha", c.alpha);
+  return st.ok() ? NeedsRotaryAbove2(c, r) : st;
+}
+Status ComputeNtk(const RopeConfig& c, int64_t r, int64_t seq_len, RopeFrequencies* f) {
+  const double rd = static_cast<double>(r);
+  const double base = c.rope_theta * DetPow(*c.alpha, rd / (rd - 2.0));
+  Status st = CheckBase(c, base, seq_len);
+  if (!st.ok()) return st;
+  f->inv_freq = DefaultInvFreq(base, r);
+  return Status::Ok();
+}
+
+// ---- yarn: _compute_yarn_parameters.
+// beta_fast / beta_slow: HF reads `get("beta_fast") or 32`, so 0 also means the default.
+double Beta(const std::optional<double>& v, double dflt) { return v && *v != 0.0 ? *v : dflt; }
+
+Status ValidateYarn(const RopeConfig& c, int64_t) {
+  if (OriginalLength(c) <= 0) {
+    return Err(kInvalid, "original_max_position_embeddings / max_position_embeddings: "
+                         "missing (required by rope_type yarn)");
+  }
+  if (!c.factor && !c.max_position_embeddings) {
+    return Err(kInvalid, c.dict_key, ".factor: missing, and max_position_embeddings is absent to derive it");
+  }
+  if (c.factor && !Positive(*c.factor)) {
+    return Err(kInvalid, c.dict_key, ".factor = ", *c.factor, ": must be finite and > 0");
+  }
+  for (const auto& [name, v] : {std::pair<const char*, const std::optional<double>&>{"beta_fast", c.beta_fast},
+                                {"beta_slow", c.beta_slow}}) {
+    if (v && !(std::isfinite(*v) && *v >= 0.0)) {
+      return Err(kInvalid, c.dict_key, ".", name, " = ", *v, ": must be finite and > 0 (0: the default)");
+    }
+  }
+  for (const auto& [name, v] : {std::pair<const char*, const std::optional<double>&>{"mscale", c.mscale},
+                                {"mscale_all_dim", c.mscale_all_dim},
+                                {"attention_factor", c.attention_factor}}) {
+    if (v && !std::isfinite(*v)) return Err(kInvalid, c.dict_key, ".", name, " = ", *v, ": must be finite");
+  }
+  return Status::Ok();
+}
+Status ComputeYarn(const RopeConfig& c, int64_t r, int64_t, RopeFrequencies* f) {
+  const double rd = static_cast<double>(r);
+  const double m0 = static_cast<double>(OriginalLength(c));
+  const double s = YarnFactor(c);
+  const double base = c.rope_theta;
+  auto corr = [&](double rotations) {  // find_correction_dim
+    return rd * DetLog(m0 / (rotations * kTwoPi)) / (2.0 * DetLog(base));
+  };
+  double low = corr(Beta(c.beta_fast, 32.0)), high = corr(Beta(c.beta_slow, 1.0));
+  if (c.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, rd - 1.0);
+  if (low == high) high += 0.001;  // linear_ramp_factor: prevent singularity
+  f->inv_freq = DefaultInvFreq(base, r);
+  for (size_t i = 0; i < f->inv_freq.size(); ++i) {
+    const double ramp = std::min(1.0, std::max(0.0, (static_cast<double>(i) - low) / (high - low)));
+    const double keep = 1.0 - ramp;  // inv_freq_extrapolation_factor
+    f->inv_freq[i] = (f->inv_freq[i] / s) * (1.0 - keep) + f->inv_freq[i] * keep;
+  }
+  if (c.attention_factor) {
+    f->attention_factor = *c.attention_factor;
+  } else if (c.mscale && c.mscale_all_dim && *c.mscale != 0.0 && *c.mscale_all_dim != 0.0) {
+    f->attention_factor = YarnMscale(s, *c.mscale) / YarnMscale(s, *c.mscale_all_dim);
+  } else {
+    f->attention_factor = YarnMscale(s, 1.0);
+  }
+  return Status::Ok();
+}
+
+// ---- llama3: _compute_llama3_parameters (old_context_len = the standardised original length).
+Status ValidateLlama3(const RopeConfig& c, int64_t) {
+  Status st = NeedsPositive(c, "factor", c.factor);
+  if (!st.ok()) return st;
+  if (OriginalLength(c) <= 0) return Missing(c, "original_max_position_embeddings");
+  if (!(st = NeedsPositive(c, "low_freq_factor", c.low_freq_factor)).ok()) return st;
+  if (!c.high_freq_factor) return Missing(c, "high_freq_factor");
+  // Equal factors (Llama 4) leave no smoothed band.
+  if (!(std::isfinite(*c.high_freq_factor) && *c.high_freq_factor >= *c.low_freq_factor)) {
+    return Err(kInvalid, c.dict_key, ".high_freq_factor = ", *c.high_freq_factor,
+               ": must be finite and >= low_freq_factor = ", *c.low_freq_factor);
+  }
+  return Status::Ok();
+}
+Status ComputeLlama3(const RopeConfig& c, int64_t r, int64_t, RopeFrequencies* f) {
+  const double m0 = static_cast<double>(OriginalLength(c));
+  const double low = *c.low_freq_factor, high = *c.high_freq_factor, factor = *c.factor;
+  const double low_wavelen = m0 / low, high_wavelen = m0 / high;
+  f->inv_freq = DefaultInvFreq(c.rope_theta, r);
+  for (double& v : f->inv_freq) {
+    const double wavelen = kTwoPi / v;
+    if (wavelen > low_wavelen) {
+      v /= factor;
+    } else if (!(wavelen < high_wavelen)) {
+      const double t = (m0 / wavelen - low) / (high - low);
+      v = (1.0 - t) * v / factor + t * v;
+    }
+  }
+  return Status::Ok();
+}
+
+// ---- longrope: _compute_longrope_parameters (factor explicit first, else M / M0).
+Status ValidateLongRope(const RopeConfig& c, int64_t r) {
+  if (OriginalLength(c) <= 0) {
+    return Err(kInvalid, "original_max_position_embeddings / max_position_embeddings: "
+                         "missing (required by rope_type longrope)");
+  }
+  const std::pair<const char*, const std::optional<std::vector<double>>*> lists[] = {
+      {"short_factor", &c.short_factor}, {"long_factor", &c.long_factor}};
+  for (const auto& [name, v] : lists) {
+    if (!*v) return Missing(c, name);
+  }
+  for (const auto& [name, list] : lists) {
+    const std::vector<double>* v = &**list;
+    if (static_cast<int64_t>(v->size()) != r / 2) {
+      return Err(kInvalid, c.dict_key, ".", name, " has ", v->size(), " values: must have rotary_dim / 2 = ",
+                 r / 2);
+    }
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!Positive((*v)[i])) return Err(kInvalid, c.dict_key, ".", name, "[", i, "] = ", (*v)[i], ": must be > 0");
+    }
+  }
+  if (c.factor && !Positive(*c.factor)) {
+    return Err(kInvalid, c.dict_key, ".factor = ", *c.factor, ": must be finite and > 0");
+  }
+  if (c.attention_factor && !std::isfinite(*c.attention_factor)) {
+    return Err(kInvalid, c.dict_key, ".attention_factor = ", *c.attention_factor, ": must be finite");
+  }
+  if (!c.attention_factor && !c.factor && !c.max_position_embeddings) {
+    return Err(kInvalid, c.dict_key, ".factor: missing, and max_position_embeddings is absent to derive "
+               "the attention factor");
+  }
+  return Status::Ok();
+}
+Status ComputeLongRope(const RopeConfig& c, int64_t r, int64_t seq_len, RopeFrequencies* f) {
+  const int64_t m0 = OriginalLength(c);
+  const std::vector<double>& ext = seq_len > m0 ? *c.long_factor : *c.short_factor;
+  const double rd = static_cast<double>(r);
+  f->inv_freq.resize(static_cast<size_t>(r / 2));
+  for (size_t i = 0; i < f->inv_freq.size(); ++i) {
+    f->inv_freq[i] = 1.0 / (ext[i] * DetPow(c.rope_theta, 2.0 * static_cast<double>(i) / rd));
+  }
+  if (c.attention_factor) {
+    f->attention_factor = *c.attention_factor;
+    return Status::Ok();
+  }
+  const double s = c.factor ? *c.factor
+                            : static_cast<double>(*c.max_position_embeddings) / static_cast<double>(m0);
+  f->attention_factor = s <= 1.0 ? 1.0 : std::sqrt(1.0 + DetLog(s) / DetLog(static_cast<double>(m0)));
+  return Status::Ok();
+}
+
+// ---- proportional: _compute_proportional_rope_parameters (Gemma 4). The exponent runs over the
+// full head_dim; pairs from rope_angles = int(partial_rotary_factor * head_dim // 2) on get 0.
+int64_t RopeAngles(const RopeConfig& c) {
+  return static_cast<int64_t>(std::floor(c.partial_rotary_factor * static_cast<double>(c.head_dim) / 2.0));
+}
+Status ValidateProportional(const RopeConfig& c, int64_t) {
+  if (c.factor && !Positive(*c.factor)) {
+    return Err(kInvalid, c.dict_key, ".factor = ", *c.factor, ": must be finite and > 0");
+  }
+  return Status::Ok();
+}
+Status ComputeProportional(const RopeConfig& c, int64_t r, int64_t, RopeFrequencies* f) {
+  const int64_t rotated = RopeAngles(c);
+  const double hd = static_cast<double>(c.head_dim);
+  const double factor = c.factor ? *c.factor : 1.0;
+  f->inv_freq.assign(static_cast<size_t>(r / 2), 0.0);
+  for (int64_t i = 0; i < rotated; ++i) {
+    f->inv_freq[i] = DetPow(c.rope_theta, -2.0 * static_cast<double>(i) / hd) / factor;
+  }
+  return Status::Ok();
+}
+
+constexpr RopeTypeEntry kEntries[] = {
+    {RopeType::kDefault, "default", ValidateDefault, ComputeDefault},
+    {RopeType::kLinear, "linear", ValidateLinear, ComputeLinear},
+    {RopeType::kDynamic, "dynamic", ValidateDynamic, ComputeDynamic},
+    {RopeType::kNtk, "ntk", ValidateNtk, ComputeNtk},
+    {RopeType::kYarn, "yarn", ValidateYarn, ComputeYarn},
+    {RopeType::kLlama3, "llama3", ValidateLlama3, ComputeLlama3},
+    {RopeType::kLongRope, "longrope", ValidateLongRope, ComputeLongRope},
+    {RopeType::kProportional, "proportional", ValidateProportional, ComputeProportional},
+};
+
+// rotary_dim and its message, naming the keys it comes from.
+Status RotaryDim(const RopeConfig& c, int64_t* out) {
+  if (c.rope_type == RopeType::kProportional) {  // spans the head; zero frequencies beyond
+    if (c.head_dim % 2 != 0) {
+      return Err(kInvalid, "head_dim = ", c.head_dim, ": rope_type proportional needs an even head_dim");
+    }
+    *out = c.head_dim;
+    return Status::Ok();
+  }
+  if (c.rotary_dim) {
+    const int64_t r = *c.rotary_dim;
+    if (r < 2 || r % 2 != 0 || r > c.head_dim) {
+      return Err(kInvalid, "rotary_dim = ", r, ": must be even, >= 2 and <= head_dim = ", c.head_dim);
+    }
+    *out = r;
+    return Status::Ok();
+  }
+  const int64_t r = static_cast<int64_t>(static_cast<double>(c.head_dim) * c.partial_rotary_factor);
+  if (r < 2 || r % 2 != 0 || r > c.head_dim) {
+    return Err(kInvalid, "head_dim = ", c.head_dim, " with partial_rotary_factor = ", c.partial_rotary_factor,
+               " gives rotary_dim = int(head_dim * partial_rotary_factor) = ", r,
+               ": must be even, >= 2 and <= head_dim");
+  }
+  *out = r;
+  return Status::Ok();
+}
+
+Status ValidateMRope(const RopeConfig& c, int64_t r) {
+  if (!c.mrope.present()) return Status::Ok();
+  const std::vector<int64_t>& s = c.mrope.section;
+  if (s.size() != 3) {
+    return Err(kInvalid, c.dict_key, ".mrope_section has ", s.size(), " values: must have 3 (t, h, w)");
+  }
+  int64_t sum = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] <= 0 || s[i] > r) {
+      return Err(kInvalid, c.dict_key, ".mrope_section[", i, "] = ", s[i], ": must be in [1, rotary_dim]");
+    }
+    sum += s[i];
+  }
+  if (sum != r / 2) {
+    return Err(kInvalid, c.dict_key, ".mrope_section sums to ", sum, ": must be rotary_dim / 2 = ", r / 2);
+  }
+  return Status::Ok();
+}
+
+// The config's scalar keys and their values, for messages about what they computed.
+std::string DescribeKeys(const RopeConfig& c) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "rope_type " << RopeTypeName(c.rope_type) << ", rope_theta = " << c.rope_theta;
+  const std::pair<const char*, const std::optional<double>*> keys[] = {
+      {"factor", &c.factor}, {"alpha", &c.alpha}, {"mscale", &c.mscale},
+      {"mscale_all_dim", &c.mscale_all_dim}, {"attention_factor", &c.attention_factor},
+      {"low_freq_factor", &c.low_freq_factor}, {"high_freq_factor", &c.high_freq_factor}};
+  for (const auto& [name, v] : keys) {
+    if (*v) os << ", " << c.dict_key << "." << name << " = " << **v;
+  }
+  return os.str();
+}
+
+// What a config computed must be usable: finite frequencies >= 0 and a finite attention factor.
+Status CheckComputed(const RopeConfig& c, int64_t seq_len, const RopeFrequencies& f) {
+  for (size_t i = 0; i < f.inv_freq.size(); ++i) {
+    const double v = f.inv_freq[i];
+    if (std::isfinite(v) && v >= 0.0) continue;
+    std::string list_key;
+    if (c.rope_type == RopeType::kLongRope) {
+      const bool long_f = seq_len > OriginalLength(c);
+      std::ostringstream os;
+      os.precision(17);
+      os << ", " << c.dict_key << (long_f ? ".long_factor[" : ".short_factor[") << i
+         << "] = " << (long_f ? *c.long_factor : *c.short_factor)[i];
+      list_key = os.str();
+    }
+    return Err(kInvalid, DescribeKeys(c), list_key, " gives inv_freq[", i, "] = ", v, " at seq_len ",
+               seq_len, ": the frequencies a config computes must be finite");
+  }
+  if (!std::isfinite(f.attention_factor)) {
+    return Err(kInvalid, DescribeKeys(c), " gives attention factor ", f.attention_factor,
+               ": must be finite");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-const char* RopeTypeName(RopeType type) {
-  switch (type) {
-    case RopeType::kDefault: return "default";
-    case RopeType::kLinear: return "linear";
-    case RopeType::kDynamic: return "dynamic";
-    case RopeType::kNtk: return "ntk";
-    case RopeType::kYarn: return "yarn";
-    case RopeType::kLlama3: return "llama3";
-    case RopeType::kLongRope: return "longrope";
+const RopeTypeEntry* FindRopeType(RopeType type) {
+  for (const RopeTypeEntry& e : kEntries) {
+    if (e.type == type) return &e;
   }
-  return "unknown";
+  return nullptr;
 }
 
-namespace freqs {
+const RopeTypeEntry* FindRopeType(const std::string& name) {
+  for (const RopeTypeEntry& e : kEntries) {
+    if (name == e.name) return &e;
+  }
+  return nullptr;
+}
 
-// Semantic checks of a config, messages naming the config.json key.
+std::string RopeTypeNames() {
+  std::string s;
+  for (const RopeTypeEntry& e : kEntries) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+int64_t OriginalLength(const RopeConfig& c) {
+  if (c.original_max_position_embeddings) return *c.original_max_position_embeddings;
+  return c.max_position_embeddings ? *c.max_position_embeddings : 0;
+}
+
+double YarnMscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m * DetLog(s) + 1.0; }
+
+double YarnFactor(const RopeConfig& c) {
+  return c.factor ? *c.factor
+                  : static_cast<double>(*c.max_position_embeddings) / static_cast<double>(OriginalLength(c));
+}
+
 Status ValidateConfig(const RopeConfig& c, int64_t* rotary_dim_out) {
-  const std::string& d = c.dict_key;
-  const char* type = RopeTypeName(c.rope_type);
+  const RopeTypeEntry* entry = FindRopeType(c.rope_type);
+  if (entry == nullptr) return Err(kInvalid, "rope_type = ", static_cast<int>(c.rope_type), ": not a RopeType");
   if (!Positive(c.rope_theta)) {
     return Err(kInvalid, "rope_theta = ", c.rope_theta, ": must be finite and > 0");
   }
-  if (c.head_dim <= 0) return Err(kInvalid, "head_dim = ", c.head_dim, ": must be > 0");
+  if (c.head_dim <= 0 || c.head_dim > kMaxHeadDim) {
+    return Err(kInvalid, "head_dim = ", c.head_dim, ": must be > 0 and <= ", kMaxHeadDim);
+  }
   if (!(c.partial_rotary_factor > 0.0 && c.partial_rotary_factor <= 1.0)) {
-    return Err(kInvalid, "partial_rotary_factor = ", c.partial_rotary_factor,
-               ": must be in (0, 1]");
+    return Err(kInvalid, "partial_rotary_factor = ", c.partial_rotary_factor, ": must be in (0, 1]");
   }
-  const int64_t r = static_cast<int64_t>(static_cast<double>(c.head_dim) * c.partial_rotary_factor);
-  if (r <= 0 || r % 2 != 0 || r > c.head_dim) {
-    return Err(kInvalid, "rotary_dim = int(head_dim ", c.head_dim, " * partial_rotary_factor ",
-               c.partial_rotary_factor, ") = ", r, ": must be even, > 0 and <= head_dim");
+  if (c.pairs != PairLayout::kHalf && c.pairs != PairLayout::kInterleaved) {
+    return Err(kInvalid, "pairs = ", static_cast<int>(c.pairs), ": a config's layout must be kHalf or kInterleaved");
   }
-  if (c.max_position_embeddings < 0) {
-    return Err(kInvalid, "max_position_embeddings = ", c.max_position_embeddings, ": must be > 0");
+  int64_t r = 0;
+  Status st = RotaryDim(c, &r);
+  if (!st.ok()) return st;
+  for (const auto& [name, v] :
+       {std::pair<const char*, const std::optional<int64_t>&>{"max_position_embeddings", c.max_position_embeddings},
+        {"original_max_position_embeddings", c.original_max_position_embeddings}}) {
+    if (v && *v <= 0) return Err(kInvalid, name, " = ", *v, ": must be > 0");
   }
-  if (c.original_max_position_embeddings < 0) {
-    return Err(kInvalid, "original_max_position_embeddings = ", c.original_max_position_embeddings,
-               ": must be > 0");
-  }
-  const bool needs_factor = c.rope_type == RopeType::kLinear || c.rope_type == RopeType::kDynamic ||
-                            c.rope_type == RopeType::kLlama3;
-  if (needs_factor && !c.factor) {
-    return Err(kInvalid, d, ".factor: missing (required by rope_type ", type, ")");
-  }
-  if (c.factor && !Positive(*c.factor)) {
-    return Err(kInvalid, d, ".factor = ", *c.factor, ": must be finite and > 0");
-  }
-  switch (c.rope_type) {
-    case RopeType::kDefault:
-    case RopeType::kLinear:
-      break;
-    case RopeType::kDynamic:
-    case RopeType::kNtk:
-      if (r <= 2) {
-        return Err(kInvalid, "rotary_dim = ", r, ": rope_type ", type,
-                   " needs rotary_dim > 2 (exponent r / (r - 2))");
-      }
-      if (c.rope_type == RopeType::kDynamic && c.max_position_embeddings <= 0) {
-        return Err(kInvalid, "max_position_embeddings: missing (required by rope_type dynamic)");
-      }
-      if (c.rope_type == RopeType::kNtk && !Positive(c.alpha)) {
-        return Err(kInvalid, d, ".alpha = ", c.alpha, ": must be finite and > 0");
-      }
-      break;
-    case RopeType::kYarn:
-      if (OriginalLength(c) <= 0) {
-        return Err(kInvalid, "original_max_position_embeddings / max_position_embeddings: "
-                             "missing (required by rope_type yarn)");
-      }
-      if (!c.factor && c.max_position_embeddings <= 0) {
-        return Err(kInvalid, d, ".factor: missing, and max_position_embeddings is absent to derive it");
-      }
-      if (!Positive(c.beta_fast)) return Err(kInvalid, d, ".beta_fast = ", c.beta_fast, ": must be > 0");
-      if (!Positive(c.beta_slow)) return Err(kInvalid, d, ".beta_slow = ", c.beta_slow, ": must be > 0");
-      for (const auto& [name, v] : {std::pair<const char*, const std::optional<double>&>{"mscale", c.mscale},
-                                    {"mscale_all_dim", c.mscale_all_dim},
-                                    {"attention_factor", c.attention_factor}}) {
-        if (v && !std::isfinite(*v)) return Err(kInvalid, d, ".", name, " = ", *v, ": must be finite");
-      }
-      break;
-    case RopeType::kLlama3:
-      if (c.original_max_position_embeddings <= 0) {
-        return Err(kInvalid, d, ".original_max_position_embeddings: missing (required by rope_type llama3)");
-      }
-      if (!Positive(c.low_freq_factor)) {
-        return Err(kInvalid, d, ".low_freq_factor = ", c.low_freq_factor, ": must be > 0");
-      }
-      if (!(std::isfinite(c.high_freq_factor) && c.high_freq_factor > c.low_freq_factor)) {
-        return Err(kInvalid, d, ".high_freq_factor = ", c.high_freq_factor,
-                   ": must be finite and > low_freq_factor = ", c.low_freq_factor);
-      }
-      break;
-    case RopeType::kLongRope: {
-      if (OriginalLength(c) <= 0) {
-        return Err(kInvalid, "original_max_position_embeddings / max_position_embeddings: "
-                             "missing (required by rope_type longrope)");
-      }
-      for (const auto& [name, v] : {std::pair<const char*, const std::vector<double>&>{"short_factor", c.short_factor},
-                                    {"long_factor", c.long_factor}}) {
-        if (static_cast<int64_t>(v.size()) != r / 2) {
-          return Err(kInvalid, d, ".", name, " has ", v.size(), " values: must have rotary_dim / 2 = ",
-                     r / 2);
-        }
-        for (size_t i = 0; i < v.size(); ++i) {
-          if (!Positive(v[i])) return Err(kInvalid, d, ".", name, "[", i, "] = ", v[i], ": must be > 0");
-        }
-      }
-      if (c.attention_factor && !std::isfinite(*c.attention_factor)) {
-        return Err(kInvalid, d, ".attention_factor = ", *c.attention_factor, ": must be finite");
-      }
-      break;
-    }
-    default:
-      return Err(kInvalid, "rope_type = ", static_cast<int>(c.rope_type), ": not a RopeType");
-  }
+  if (!(st = ValidateMRope(c, r)).ok()) return st;
+  if (!(st = entry->validate(c, r)).ok()) return st;
   *rotary_dim_out = r;
   return Status::Ok();
 }
 
 }  // namespace freqs
 
+const char* RopeTypeName(RopeType type) {
+  const freqs::RopeTypeEntry* e = freqs::FindRopeType(type);
+  return e != nullptr ? e->name : "unknown";
+}
+
 Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies* out) {
   try {
-    if (out == nullptr) return Err(kInvalid, "out is null");
-    if (seq_len < 0) return Err(kInvalid, "seq_len = ", seq_len, ": must be >= 0 (0 = unknown)");
+    if (out == nullptr) return api::Err(freqs::kInvalid, "out is null");
+    if (seq_len < 0) return api::Err(freqs::kInvalid, "seq_len = ", seq_len, ": must be >= 0 (0 = unknown)");
     int64_t r = 0;
     Status st = freqs::ValidateConfig(c, &r);
     if (!st.ok()) return st;
-    const double rd = static_cast<double>(r);
     RopeFrequencies f;
     f.rope_type = c.rope_type;
     f.head_dim = c.head_dim;
     f.rotary_dim = r;
-    double base = c.rope_theta;
-    switch (c.rope_type) {
-      case RopeType::kDynamic: {
-        const double m = static_cast<double>(c.max_position_embeddings);
-        if (seq_len > c.max_position_embeddings) {
-          const double s = *c.factor;
-          base *= freqs::DetPow(s * static_cast<double>(seq_len) / m - (s - 1.0), rd / (rd - 2.0));
-        }
-        break;
-      }
-      case RopeType::kNtk:
-        base *= freqs::DetPow(c.alpha, rd / (rd - 2.0));
-        break;
-      default:
-        break;
-    }
-    f.inv_freq = freqs::DefaultInvFreq(base, r);
-    const size_t half = f.inv_freq.size();
-    switch (c.rope_type) {
-      case RopeType::kLinear:
-        for (double& v : f.inv_freq) v /= *c.factor;
-        break;
-      case RopeType::kYarn: {
-        const double m0 = static_cast<double>(OriginalLength(c));
-        const double s = c.factor ? *c.factor : static_cast<double>(c.max_position_embeddings) / m0;
-        auto corr = [&](double rotations) {
-          return rd * freqs::DetLog(m0 / (rotations * kTwoPi)) / (2.0 * freqs::DetLog(base));
-        };
-        double low = corr(c.beta_fast), high = corr(c.beta_slow);
-        if (c.truncate) {
-          low = std::floor(low);
-          high = std::ceil(high);
-        }
-        low = std::max(low, 0.0);
-        high = std::min(high, rd - 1.0);
-        if (low == high) high += 0.001;
-        for (size_t i = 0; i < half; ++i) {
-          const double ramp =
-              std::min(1.0, std::max(0.0, (static_cast<double>(i) - low) / (high - low)));
-          const double keep = 1.0 - ramp;  // weight of the unscaled (extrapolated) frequency
-          f.inv_freq[i] = (f.inv_freq[i] / s) * (1.0 - keep) + f.inv_freq[i] * keep;
-        }
-        if (c.attention_factor) {
-          f.attention_factor = *c.attention_factor;
-        } else if (c.mscale && c.mscale_all_dim && *c.mscale != 0.0 && *c.mscale_all_dim != 0.0) {
-          f.attention_factor = YarnMscale(s, *c.mscale) / YarnMscale(s, *c.mscale_all_dim);
-        } else {
-          f.attention_factor = YarnMscale(s, 1.0);
-        }
-        break;
-      }
-      case RopeType::kLlama3: {
-        const double m0 = static_cast<double>(c.original_max_position_embeddings);
-        const double low_wavelen = m0 / c.low_freq_factor;
-        const double high_wavelen = m0 / c.high_freq_factor;
-        for (double& v : f.inv_freq) {
-          const double wavelen = kTwoPi / v;
-          if (wavelen > low_wavelen) {
-            v /= *c.factor;
-          } else if (!(wavelen < high_wavelen)) {
-            const double t = (m0 / wavelen - c.low_freq_factor) /
-                             (c.high_freq_factor - c.low_freq_factor);
-            v = (1.0 - t) * v / *c.factor + t * v;
-          }
-        }
-        break;
-      }
-      case RopeType::kLongRope: {
-        const int64_t m0 = OriginalLength(c);
-        const std::vector<double>& ext = seq_len > m0 ? c.long_factor : c.short_factor;
-        for (size_t i = 0; i < half; ++i) {
-          f.inv_freq[i] = 1.0 / (ext[i] * freqs::DetPow(base, 2.0 * static_cast<double>(i) / rd));
-        }
-        double s = 1.0;
-        if (c.original_max_position_embeddings > 0 && c.max_position_embeddings > 0) {
-          s = static_cast<double>(c.max_position_embeddings) / static_cast<double>(m0);
-        } else if (c.factor) {
-          s = *c.factor;
-        }
-        f.attention_factor =
-            c.attention_factor ? *c.attention_factor
-                               : (s <= 1.0 ? 1.0
-                                           : std::sqrt(1.0 + freqs::DetLog(s) /
-                                                                 freqs::DetLog(static_cast<double>(m0))));
-        break;
-      }
-      default:
-        break;
-    }
+    if (!(st = freqs::FindRopeType(c.rope_type)->compute(c, r, seq_len, &f)).ok()) return st;
+    if (!(st = freqs::CheckComputed(c, seq_len, f)).ok()) return st;
     *out = std::move(f);
     return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kInternal, "out of memory");
   }
+}
+
+int64_t HfDynamicLength(const RopeConfig& c, int64_t cached_len, int64_t seq_len) {
+  if (c.rope_type != RopeType::kDynamic || !c.max_position_embeddings) return seq_len;
+  const int64_t m = *c.max_position_embeddings;  // HF's original_max_seq_len
+  int64_t cached = cached_len > 0 ? cached_len : m;  // max_seq_len_cached starts at M
+  if (seq_len > cached) cached = seq_len;            // growth: recompute at L
+  if (seq_len < m && cached > m) cached = m;         // reset to the original frequencies
+  return cached;
 }
 
 }  // namespace posenc

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "posenc/model.h"
 
 namespace posenc {
 namespace cli {
@@ -23,6 +24,10 @@ void AddDemo(CLI::App& app);
 void AddFreqs(CLI::App& app);
 void AddSinusoidal(CLI::App& app);
 void AddBench(CLI::App& app);  // only when built with the benchmarks (POSENC_CLI_WITH_BENCH)
+
+// The RoPE layer type `layer_type` of a model ("" = the model's only RoPE); a UsageError naming
+// the valid types otherwise (cmd_freqs.cc).
+const RopeLayerType& SelectLayerType(const ModelRope& model, const std::string& layer_type);
 
 }  // namespace cli
 }  // namespace posenc

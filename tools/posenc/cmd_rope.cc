@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "posenc/freqs.h"
+#include "posenc/model.h"
 #include "posenc/rope.h"
 #include "tools/posenc/cli.h"
 #include "tools/posenc/npy.h"
@@ -14,8 +15,8 @@ namespace cli {
 namespace {
 
 struct RopeArgs {
-  std::string q, k, layout = "bshd", pairs = "half", inv_freq, cos, sin, positions, out_q, out_k;
-  std::string config, dtype = "f32";
+  std::string q, k, layout = "bshd", pairs, inv_freq, cos, sin, positions, out_q, out_k;
+  std::string config, layer_type, dtype = "f32";
   int64_t num_heads = 0, num_kv_heads = 0, rotary_dim = 0, offset = 0, seq_len = -1;
   double base = 10000.0, attention_factor = 1.0;
   bool inverse = false;
@@ -97,7 +98,9 @@ void RunRope(const RopeArgs& args) {
   }
 
   RopeParams p;
-  p.pairs = args.pairs == "interleaved" ? PairLayout::kInterleaved : PairLayout::kHalf;
+  // Default: the config's layout with --config, else half.
+  p.pairs = args.pairs.empty() ? PairLayout::kFromConfig
+                               : args.pairs == "interleaved" ? PairLayout::kInterleaved : PairLayout::kHalf;
   p.rotary_dim = args.rotary_dim;
   p.inverse = args.inverse;
   p.freqs.base = args.base;
@@ -159,9 +162,11 @@ void RunRope(const RopeArgs& args) {
 
   Status st;
   if (!args.config.empty()) {
-    RopeConfig config;
-    st = LoadHfConfig(args.config, &config);
+    ModelRope model;
+    st = LoadHfModel(args.config, &model);
     if (!st.ok()) throw UsageError(st.message());
+    const RopeConfig& config = SelectLayerType(model, args.layer_type).config;
+    if (p.pairs == PairLayout::kFromConfig) p.pairs = config.pairs;
     RopeFrequencies f;
     if (args.seq_len >= 0) {  // explicit length: frequencies for it
       st = ComputeFrequencies(config, args.seq_len, &f);
@@ -203,7 +208,8 @@ void AddRope(CLI::App& app) {
       ->check(CLI::IsMember({"bshd", "bhsd", "bsd"}));
   cmd->add_option("--num-heads", args->num_heads, "q heads (layout bsd)");
   cmd->add_option("--num-kv-heads", args->num_kv_heads, "k heads (layout bsd; default --num-heads)");
-  cmd->add_option("--pairs", args->pairs, "half (NeoX/HF) or interleaved (GPT-J/Meta)")
+  cmd->add_option("--pairs", args->pairs,
+                  "half (NeoX/HF) or interleaved (GPT-J/Meta); default: the config's layout, else half")
       ->check(CLI::IsMember({"half", "interleaved"}));
   cmd->add_option("--rotary-dim", args->rotary_dim, "rotated channels (default head_dim)");
   CLI::Option* base = cmd->add_option("--base", args->base, "rope_theta (default 10000)");
@@ -219,6 +225,9 @@ void AddRope(CLI::App& app) {
       cmd->add_option("--config", args->config, "HF config.json: frequencies, factor, rotary_dim");
   CLI::Option* seq_len = cmd->add_option(
       "--seq-len", args->seq_len, "sequence length for --config (default: largest position + 1)");
+  CLI::Option* layer_type = cmd->add_option(
+      "--layer-type", args->layer_type, "RoPE layer type for --config (required when the types differ)");
+  layer_type->needs(config);
   config->excludes(base)->excludes(inv)->excludes(cos)->excludes(factor);
   seq_len->needs(config);
   cmd->add_option("--out-q", args->out_q, "output for q (.npy)")->required();
