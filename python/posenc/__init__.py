@@ -29,7 +29,7 @@ __version__ = info()["version"]
 
 
 def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=None, config=None,
-               layer_type=None, pairs="half", rotary_dim=None, inverse=False,
+               layer_type=None, pairs=None, rotary_dim=None, inverse=False,
                attention_factor=1.0, cos=None, sin=None, out_q=None, out_k=None,
                arithmetic="f64", threads=0, layout="bshd", num_heads=None, num_kv_heads=None,
                table=None):
@@ -41,11 +41,12 @@ def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=No
     positions   int32/int64 ids [batch, seq] ([seq] or [1, seq] is shared by every batch); else
                 positions are offset + s, offset an int or per-batch ints [batch].
     base        rope_theta; inv_freq: rotary_dim / 2 explicit frequencies (float64) instead.
-    config      a RopeConfig (load_hf_config): frequencies, attention factor and rotary_dim of the
-                model at sequence length max(position) + 1; layer_type None or one of
-                config.layer_types.
+    config      a RopeConfig (load_hf_config): frequencies, attention factor, rotary_dim and pair
+                layout of the model at sequence length max(position) + 1; layer_type one of
+                config.layer_types (None when every layer type has the same RoPE).
     pairs       "half" (x[i], x[i + r/2]: HF rotate_half, GPT-NeoX) or "interleaved"
-                (x[2i], x[2i+1]: GPT-J, Meta).
+                (x[2i], x[2i+1]: GPT-J, Meta); None (the default): the config's layout with a
+                config (config.pairs), else "half". An explicit value overrides the config.
     rotary_dim  rotated channels (even; None = head_dim); the rest pass through.
     inverse     rotate by -theta (undoes RoPE).
     attention_factor  multiplies cos and sin (YaRN mscale, LongRoPE).
@@ -103,8 +104,9 @@ class RopeTable:
 class RopeFrequencies:
     """What a config yields at one sequence length (posenc.frequencies)."""
 
-    def __init__(self, rope_type, head_dim, rotary_dim, inv_freq, attention_factor):
+    def __init__(self, rope_type, head_dim, rotary_dim, inv_freq, attention_factor, pairs):
         self.rope_type = rope_type
+        self.pairs = pairs  # the layer type's pair layout: "half" or "interleaved"
         self.head_dim = head_dim
         self.rotary_dim = rotary_dim
         self.inv_freq = np.array(inv_freq, dtype=np.float64)
@@ -112,13 +114,14 @@ class RopeFrequencies:
 
     def __repr__(self):
         return (f"posenc.RopeFrequencies(rope_type={self.rope_type!r}, head_dim={self.head_dim}, "
-                f"rotary_dim={self.rotary_dim}, attention_factor={self.attention_factor!r}, "
+                f"rotary_dim={self.rotary_dim}, pairs={self.pairs!r}, attention_factor={self.attention_factor!r}, "
                 f"inv_freq=<{len(self.inv_freq)} float64>)")
 
 
 def frequencies(config, seq_len=0, layer_type=None):
     """RopeFrequencies of config for sequences of length seq_len (0 = unknown: dynamic keeps the
-    base, longrope uses short_factor); layer_type None or one of config.layer_types."""
+    base, longrope uses short_factor); layer_type one of config.layer_types (None when every
+    layer type has the same RoPE)."""
     return RopeFrequencies(*_posenc.frequencies(config, int(seq_len), layer_type))
 
 

@@ -14,7 +14,7 @@ import ml_dtypes
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 _DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", BF16: "bf16"}
-_PAIRS = {"half": 0, "interleaved": 1}
+_PAIRS = {"half": 0, "interleaved": 1, None: 2}  # None: the config's layout, else half
 _ARITHMETIC = {"f64": 0, "f32": 1}
 
 

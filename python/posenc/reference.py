@@ -7,7 +7,7 @@ from posenc import _args
 
 
 def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=None, config=None,
-               layer_type=None, pairs="half", rotary_dim=None, inverse=False,
+               layer_type=None, pairs=None, rotary_dim=None, inverse=False,
                attention_factor=1.0, cos=None, sin=None, out_q=None, out_k=None,
                arithmetic="f64", threads=0, layout="bshd", num_heads=None, num_kv_heads=None,
                table=None):
@@ -26,7 +26,7 @@ def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=No
 
 
 def apply_rope_f64(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=None,
-                   pairs="half", rotary_dim=None, inverse=False, attention_factor=1.0, cos=None,
+                   pairs=None, rotary_dim=None, inverse=False, attention_factor=1.0, cos=None,
                    sin=None, layout="bshd", num_heads=None, num_kv_heads=None, table=None):
     """The unrounded float64 results (new arrays in q's / k's shape; pass-through channels
     included): the exact value that the contract's ulp bounds are measured from."""

@@ -7,9 +7,10 @@
 // (internal) carrying the library's message. Every call into a kernel releases the GIL; the
 // ndarray arguments keep their arrays alive meanwhile.
 //
-// Layer types: a model config today has one RoPE layer type, named "full_attention" (HF's name
-// for layers without a sliding window). ModelConfig::ForLayerType is the one place that maps a
-// layer type name to the RopeConfig used; per-layer-type models (issue 11) extend it there.
+// Layer types: a loaded config is a posenc::ModelRope (one RopeConfig per RoPE layer type, named
+// as the model names them: "sliding_attention", "full_attention"; a config without layer types has
+// one, "full_attention"). ModelConfig::ForLayerType is the one place that maps a layer type name
+// to the RopeConfig used.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "posenc/freqs.h"
+#include "posenc/model.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
@@ -125,18 +127,30 @@ Positions ToPositions(const std::optional<Ints>& ids, const std::optional<Ints>&
 }
 
 // ---------------------------------------------------------------- objects
+// A loaded model (posenc::ModelRope): one RopeConfig per RoPE layer type.
 struct ModelConfig {
-  RopeConfig config;
+  ModelRope model;
 
-  static std::vector<std::string> LayerTypes() { return {"full_attention"}; }
-  // The RopeConfig of `layer_type` (None: the model's only type).
+  std::vector<std::string> LayerTypes() const {
+    std::vector<std::string> names;
+    for (const RopeLayerType& t : model.layer_types) names.push_back(t.name);
+    return names;
+  }
+  // The RopeConfig of `layer_type`; None is allowed when every layer type has the same RoPE.
   const RopeConfig& ForLayerType(const std::optional<std::string>& layer_type) const {
-    if (layer_type && *layer_type != "full_attention") {
-      throw nb::value_error(("layer_type = \"" + *layer_type +
-                             "\": this model has one RoPE layer type, \"full_attention\"")
+    const RopeConfig* config = nullptr;
+    if (layer_type) {
+      Check(LayerRope(model, *layer_type, &config));
+      return *config;
+    }
+    if (!SingleRope(model)) {
+      std::string names;
+      for (const std::string& n : LayerTypes()) names += (names.empty() ? "" : ", ") + n;
+      throw nb::value_error(("layer_type = None: this model has several RoPE layer types (" +
+                             names + "); pass one of them")
                                 .c_str());
     }
-    return config;
+    return model.layer_types.front().config;
   }
 };
 
@@ -309,42 +323,63 @@ NB_MODULE(_posenc, m) {
   using namespace posenc::python;
   m.doc() = "posenc C++ core (use the posenc package, not this module)";
 
+  // The scalar properties describe the RoPE shared by every layer type; for a model with several
+  // (Gemma 3, OLMo 3) they describe the first (see layer_types, frequencies(config, L, type)).
   nb::class_<ModelConfig>(m, "RopeConfig",
-                          "The rope-relevant fields of a model config (posenc.load_hf_config).")
+                          "The RoPE of a model config (posenc.load_hf_config).")
       .def_prop_ro("rope_type",
-                   [](const ModelConfig& c) { return RopeTypeName(c.config.rope_type); })
-      .def_prop_ro("rope_theta", [](const ModelConfig& c) { return c.config.rope_theta; })
-      .def_prop_ro("head_dim", [](const ModelConfig& c) { return c.config.head_dim; })
+                   [](const ModelConfig& c) { return RopeTypeName(c.model.layer_types.front().config.rope_type); })
+      .def_prop_ro("rope_theta", [](const ModelConfig& c) { return c.model.layer_types.front().config.rope_theta; })
+      .def_prop_ro("head_dim", [](const ModelConfig& c) { return c.model.layer_types.front().config.head_dim; })
       .def_prop_ro("partial_rotary_factor",
-                   [](const ModelConfig& c) { return c.config.partial_rotary_factor; })
+                   [](const ModelConfig& c) { return c.model.layer_types.front().config.partial_rotary_factor; })
       .def_prop_ro("num_attention_heads",
-                   [](const ModelConfig& c) { return c.config.num_attention_heads; })
+                   [](const ModelConfig& c) { return c.model.layer_types.front().config.num_attention_heads; })
       .def_prop_ro("num_key_value_heads",
-                   [](const ModelConfig& c) { return c.config.num_key_value_heads; })
+                   [](const ModelConfig& c) { return c.model.layer_types.front().config.num_key_value_heads; })
       .def_prop_ro("max_position_embeddings",
-                   [](const ModelConfig& c) { return c.config.max_position_embeddings; })
+                   [](const ModelConfig& c) { return c.model.layer_types.front().config.max_position_embeddings; })
       .def_prop_ro("original_max_position_embeddings",
-                   [](const ModelConfig& c) { return c.config.original_max_position_embeddings; })
-      .def_prop_ro("factor", [](const ModelConfig& c) { return c.config.factor; })
-      .def_prop_ro("layer_types", [](const ModelConfig&) { return ModelConfig::LayerTypes(); },
-                   "The model's RoPE layer type names (today one: \"full_attention\").");
+                   [](const ModelConfig& c) { return c.model.layer_types.front().config.original_max_position_embeddings; })
+      .def_prop_ro("factor", [](const ModelConfig& c) { return c.model.layer_types.front().config.factor; })
+      .def_prop_ro("pairs",
+                   [](const ModelConfig& c) {
+                     return PairLayoutName(c.model.layer_types.front().config.pairs);
+                   })
+      .def_prop_ro("layer_types", &ModelConfig::LayerTypes,
+                   "The model's distinct RoPE layer type names, in the order layers use them.")
+      .def_prop_ro("layers",
+                   [](const ModelConfig& c) {
+                     std::vector<std::optional<std::string>> per_layer;
+                     for (int t : c.model.layers) {
+                       per_layer.push_back(t == ModelRope::kNoRope
+                                               ? std::nullopt
+                                               : std::optional<std::string>(
+                                                     c.model.layer_types[t].name));
+                     }
+                     return per_layer;
+                   },
+                   "Per decoder layer: its RoPE layer type, or None for a layer without RoPE.")
+      .def_prop_ro("softmax_scale_factor",
+                   [](const ModelConfig& c) { return c.model.softmax_scale_factor; });
 
   m.def("load_hf_config", [](const std::string& path) {
     ModelConfig c;
-    Check(LoadHfConfig(path, &c.config));
+    Check(LoadHfModel(path, &c.model));
     return c;
   }, "path"_a);
   m.def("parse_hf_config", [](const std::string& text) {
     ModelConfig c;
-    Check(ParseHfConfig(text, &c.config));
+    Check(ParseHfModel(text, &c.model));
     return c;
   }, "text"_a);
   m.def("frequencies", [](const ModelConfig& c, int64_t seq_len,
                           const std::optional<std::string>& layer_type) {
+    const RopeConfig& config = c.ForLayerType(layer_type);
     RopeFrequencies f;
-    Check(ComputeFrequencies(c.ForLayerType(layer_type), seq_len, &f));
+    Check(ComputeFrequencies(config, seq_len, &f));
     return nb::make_tuple(RopeTypeName(f.rope_type), f.head_dim, f.rotary_dim, f.inv_freq,
-                          f.attention_factor);
+                          f.attention_factor, PairLayoutName(config.pairs));
   }, "config"_a, "seq_len"_a, "layer_type"_a.none());
 
   nb::class_<Table>(m, "RopeTable")

@@ -262,22 +262,52 @@ def test_caller_caches_by_position_and_per_token(rng, cache_dtype):
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_every_shipped_config_loads_and_applies(rng, path):
     config = posenc.load_hf_config(str(path))
-    assert config.layer_types == ["full_attention"]
-    f = posenc.frequencies(config, 4096)
-    assert f.head_dim == config.head_dim and len(f.inv_freq) == f.rotary_dim // 2
-    assert f.rope_type == config.rope_type
+    assert config.layer_types and all(t is None or t in config.layer_types for t in config.layers)
+    for layer_type in config.layer_types:
+        f = posenc.frequencies(config, 4096, layer_type)
+        assert len(f.inv_freq) == f.rotary_dim // 2
+        q = normal(rng, (1, 3, 2, f.head_dim))
+        # ApplyRope(config) uses L = max position + 1 = 4096 here and the config's pair layout:
+        # the same bits as the explicit frequencies with that layout.
+        by_config, _ = posenc.apply_rope(q, config=config, offset=4093, layer_type=layer_type)
+        by_freqs, _ = posenc.apply_rope(q, inv_freq=f.inv_freq, attention_factor=f.attention_factor,
+                                        rotary_dim=f.rotary_dim, offset=4093, pairs=f.pairs)
+        assert np.array_equal(by_config, by_freqs), layer_type
+
+
+def test_multi_type_model_needs_a_layer_type(rng):
+    config = posenc.load_hf_config(str(REPO / "tools/configs/gemma-3-4b-it.json"))
+    assert config.layer_types == ["sliding_attention", "full_attention"]
+    assert config.layers[:6] == ["sliding_attention"] * 5 + ["full_attention"]
+    local = posenc.frequencies(config, 0, "sliding_attention")
+    full = posenc.frequencies(config, 0, "full_attention")
+    # Gemma 3: base 10^4 on sliding layers; 10^6 with linear factor 8 on full layers.
+    assert local.inv_freq[1] == pytest.approx(10000.0 ** (-2 / local.rotary_dim), rel=1e-15)
+    assert full.inv_freq[1] == pytest.approx(1e6 ** (-2 / full.rotary_dim) / 8, rel=1e-15)
+    q = normal(rng, (1, 2, 1, local.head_dim))
+    with pytest.raises(ValueError, match="sliding_attention, full_attention"):
+        posenc.apply_rope(q, config=config)
+    with pytest.raises(ValueError, match="sliding_attention, full_attention"):
+        posenc.frequencies(config, 0, None)
+
+
+def test_config_pair_layout_is_the_default_and_can_be_overridden(rng):
+    config = posenc.load_hf_config(str(REPO / "tools/configs/gpt-j-6b.json"))
+    assert config.pairs == "interleaved"
+    f = posenc.frequencies(config, 0, None)
     q = normal(rng, (1, 3, 2, f.head_dim))
-    # ApplyRope(config) uses L = max position + 1 = 4096 here: the same as the explicit frequencies.
-    by_config, _ = posenc.apply_rope(q, config=config, offset=4093, layer_type="full_attention")
-    by_freqs, _ = posenc.apply_rope(q, inv_freq=f.inv_freq, attention_factor=f.attention_factor,
-                                    rotary_dim=f.rotary_dim, offset=4093)
-    assert np.array_equal(by_config, by_freqs)
+    kw = dict(inv_freq=f.inv_freq, rotary_dim=f.rotary_dim, offset=5)
+    default, _ = posenc.apply_rope(q, config=config, offset=5)
+    assert np.array_equal(default, posenc.apply_rope(q, pairs="interleaved", **kw)[0])
+    half, _ = posenc.apply_rope(q, config=config, offset=5, pairs="half")
+    assert np.array_equal(half, posenc.apply_rope(q, pairs="half", **kw)[0])
+    assert not np.array_equal(half, default)
 
 
 def test_config_errors_name_the_key_and_the_layer_type():
     config = posenc.parse_hf_config('{"head_dim": 64, "rope_theta": 500000}')
     assert (config.rope_type, config.rope_theta, config.head_dim) == ("default", 500000.0, 64)
-    with pytest.raises(ValueError, match='layer_type = "sliding_attention".*"full_attention"'):
+    with pytest.raises(ValueError, match='sliding_attention.*full_attention'):
         posenc.frequencies(config, 0, "sliding_attention")
     with pytest.raises(ValueError, match="factor"):
         posenc.parse_hf_config('{"head_dim": 64, "rope_scaling": {"rope_type": "linear"}}')
