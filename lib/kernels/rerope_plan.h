@@ -57,7 +57,7 @@ inline void ScoreTileSizes(int64_t q_len, int64_t k_len, int64_t* tile_q, int64_
 double MappedDistance(const DistanceMap& map, int64_t a);
 
 // Natural logarithm of finite x >= 1 from exactly rounded +, -, *, / only (frexp reduction, an
-// atanh series), so every machine gives the same bits; within 2 ulp of ln(x).
+// atanh series), so every machine gives the same bits; within 3 ulp of ln(x) (tested).
 double DeterministicLn(double x);
 
 // Dispatched entry points (best target of this CPU). Tiles [begin, end) of a plan whose q/k
