@@ -116,69 +116,68 @@ HWY_INLINE void PairKey(D d, const T* HWY_RESTRICT k, const double* HWY_RESTRICT
   }
 }
 
-// sums[h] for HB query heads q[h] (double, pairs in half order: x at [i], y at [half + i];
+// Pair term t for one head's q (pairs in half order) and a (rotated) key pair.
+template <class D>
+HWY_INLINE hn::Vec<D> PairTerm(D d, const double* HWY_RESTRICT qh, size_t half, size_t p,
+                               hn::Vec<D> kx, hn::Vec<D> ky) {
+  return hn::Add(hn::Mul(hn::LoadU(d, qh + p), kx), hn::Mul(hn::LoadU(d, qh + half + p), ky));
+}
+
+// sums[h] for HB <= 4 query heads q[h] (double, pairs in half order: x at [i], y at [half + i];
 // elements at their own index) against one key row k (storage layout of T): pair terms for
 // i < half when kPairs != kNone, element terms for e in [elem_begin, elem_end). D is the
-// accumulator tag of WithScoreTag.
+// accumulator tag of WithScoreTag. The V vectors of a virtual accumulator are processed one
+// after the other (v outer), each over the whole row: the same operations as interleaving them,
+// with at most HB accumulator registers (SVE vectors cannot be array elements).
 template <class D, size_t HB, PairTerms kPairs, bool kInterleaved, class T>
 HWY_INLINE void ScoreSums(const T* HWY_RESTRICT k, const double* HWY_RESTRICT row, bool neg_sin,
                           const double* const* q, size_t half, size_t elem_begin, size_t elem_end,
                           double* sums) {
+  static_assert(HB >= 1 && HB <= 4, "1..4 heads");
   const D d;
   constexpr size_t N = hn::MaxLanes(D());  // == Lanes(d) (WithScoreTag)
   constexpr size_t V = kScoreLanes / N;
   using VecD = hn::Vec<D>;
-  VecD acc[HB][V];
-  for (size_t h = 0; h < HB; ++h)
-    for (size_t v = 0; v < V; ++v) acc[h][v] = hn::Zero(d);
+  const size_t full_pairs = kPairs == PairTerms::kNone ? 0 : half / kScoreLanes * kScoreLanes;
+  const size_t full_elems = elem_begin + (elem_end - elem_begin) / kScoreLanes * kScoreLanes;
   const VecD sign = hn::Set(d, neg_sin ? -0.0 : 0.0);
-  size_t i = 0;
-  if constexpr (kPairs != PairTerms::kNone) {
-    for (; i + kScoreLanes <= half; i += kScoreLanes) {
-      HWY_UNROLL(8)
-      for (size_t v = 0; v < V; ++v) {
-        const size_t p = i + v * N;
-        VecD kx, ky;
-        PairKey<kPairs, kInterleaved>(d, k, row, sign, half, p, kx, ky);
-        HWY_UNROLL(4)
-        for (size_t h = 0; h < HB; ++h) {
-          const VecD t = hn::Add(hn::Mul(hn::LoadU(d, q[h] + p), kx),
-                                 hn::Mul(hn::LoadU(d, q[h] + half + p), ky));
-          acc[h][v] = hn::Add(acc[h][v], t);
-        }
-      }
-    }
-  }
-  size_t e = elem_begin;
-  for (; e + kScoreLanes <= elem_end; e += kScoreLanes) {
-    HWY_UNROLL(8)
-    for (size_t v = 0; v < V; ++v) {
-      const VecD kv = LoadF64(d, k + e + v * N);
-      HWY_UNROLL(4)
-      for (size_t h = 0; h < HB; ++h) {
-        acc[h][v] = hn::Add(acc[h][v], hn::Mul(hn::LoadU(d, q[h] + e + v * N), kv));
-      }
-    }
-  }
   HWY_ALIGN double lanes[HB][kScoreLanes];
-  for (size_t h = 0; h < HB; ++h)
-    for (size_t v = 0; v < V; ++v) hn::StoreU(acc[h][v], d, lanes[h] + v * N);
+  for (size_t v = 0; v < V; ++v) {
+    VecD a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (size_t i = 0; i < full_pairs; i += kScoreLanes) {
+      const size_t p = i + v * N;
+      VecD kx, ky;
+      PairKey<kPairs, kInterleaved>(d, k, row, sign, half, p, kx, ky);
+      a0 = hn::Add(a0, PairTerm(d, q[0], half, p, kx, ky));
+      if constexpr (HB > 1) a1 = hn::Add(a1, PairTerm(d, q[1], half, p, kx, ky));
+      if constexpr (HB > 2) a2 = hn::Add(a2, PairTerm(d, q[2], half, p, kx, ky));
+      if constexpr (HB > 3) a3 = hn::Add(a3, PairTerm(d, q[3], half, p, kx, ky));
+    }
+    for (size_t e = elem_begin; e < full_elems; e += kScoreLanes) {
+      const size_t x = e + v * N;
+      const VecD kv = LoadF64(d, k + x);
+      a0 = hn::Add(a0, hn::Mul(hn::LoadU(d, q[0] + x), kv));
+      if constexpr (HB > 1) a1 = hn::Add(a1, hn::Mul(hn::LoadU(d, q[1] + x), kv));
+      if constexpr (HB > 2) a2 = hn::Add(a2, hn::Mul(hn::LoadU(d, q[2] + x), kv));
+      if constexpr (HB > 3) a3 = hn::Add(a3, hn::Mul(hn::LoadU(d, q[3] + x), kv));
+    }
+    hn::StoreU(a0, d, lanes[0] + v * N);
+    if constexpr (HB > 1) hn::StoreU(a1, d, lanes[1] + v * N);
+    if constexpr (HB > 2) hn::StoreU(a2, d, lanes[2] + v * N);
+    if constexpr (HB > 3) hn::StoreU(a3, d, lanes[3] + v * N);
+  }
 
   // Leftovers, one lane each: the same per-lane operations on 1-lane vectors.
   const hn::CappedTag<double, 1> d1;
   if constexpr (kPairs != PairTerms::kNone) {
     const auto sign1 = hn::Set(d1, neg_sin ? -0.0 : 0.0);
-    for (size_t l = 0; i < half; ++i, ++l) {
+    for (size_t i = full_pairs, l = 0; i < half; ++i, ++l) {
       hn::Vec<decltype(d1)> kx, ky;
       PairKey<kPairs, kInterleaved>(d1, k, row, sign1, half, i, kx, ky);
-      for (size_t h = 0; h < HB; ++h) {
-        const auto t = hn::Add(hn::Mul(hn::LoadU(d1, q[h] + i), kx),
-                               hn::Mul(hn::LoadU(d1, q[h] + half + i), ky));
-        lanes[h][l] += hn::GetLane(t);
-      }
+      for (size_t h = 0; h < HB; ++h) lanes[h][l] += hn::GetLane(PairTerm(d1, q[h], half, i, kx, ky));
     }
   }
-  for (size_t l = 0; e < elem_end; ++e, ++l) {
+  for (size_t e = full_elems, l = 0; e < elem_end; ++e, ++l) {
     const auto kv = LoadF64(d1, k + e);
     for (size_t h = 0; h < HB; ++h) lanes[h][l] += hn::GetLane(hn::Mul(hn::LoadU(d1, q[h] + e), kv));
   }
