@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hwy/targets.h"
+#include "lib/api/c_api_internal.h"
 #include "posenc/freqs.h"
 #include "posenc/half.h"
 #include "posenc/posenc.h"
@@ -15,9 +16,6 @@
 
 struct posenc_rope_table {
   std::shared_ptr<const posenc::RopeTable> table;
-};
-struct posenc_config {
-  posenc::RopeConfig config;
 };
 struct posenc_sinusoidal_table {
   std::shared_ptr<const posenc::SinusoidalTable> table;
@@ -200,6 +198,16 @@ size_t JoinNames(const std::vector<std::string>& names, char* buf, size_t capaci
 }
 
 }  // namespace
+
+// What lib/api/c_api_rerope.cc (and any later C API file) shares with this one.
+namespace posenc {
+namespace capi {
+posenc_status Report(const Status& st) { return ::Report(st); }
+posenc_status Fail(posenc_status code, const std::string& message) { return ::Fail(code, message); }
+Tensor ToTensor(const posenc_tensor* t) { return ::ToTensor(t); }
+Positions ToPositions(const posenc_positions& p) { return ::ToPositions(p); }
+}  // namespace capi
+}  // namespace posenc
 
 extern "C" {
 
