@@ -22,6 +22,7 @@ void AddRope(CLI::App& app);
 void AddDemo(CLI::App& app);
 void AddFreqs(CLI::App& app);
 void AddSinusoidal(CLI::App& app);
+void AddRerope(CLI::App& app);
 void AddBench(CLI::App& app);  // only when built with the benchmarks (POSENC_CLI_WITH_BENCH)
 
 }  // namespace cli
