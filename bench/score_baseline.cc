@@ -47,14 +47,14 @@ void BaselineTiles(const bench::BaselineArgs& a, int64_t begin, int64_t end) {
     const double* qp[4];
     for (int64_t g = 0; g < a.kv_heads; ++g) {
       const float* k_head = a.k + g * a.head_dim;
-      for (int64_t jj = 0; jj < next_nj; ++jj) {
-        const char* p = reinterpret_cast<const char*>(k_head + (next_j0 + jj) * kv_row);
-        for (size_t off = 0; off < head_dim * 4; off += 64) hwy::Prefetch(p + off);
-      }
       for (int64_t ii = 0; ii < ni; ++ii) {
         const int64_t i = i0 + ii;
         float* out_row = a.scores + (g * group * a.q_len + i) * a.k_len + j0;
         for (int64_t jj = 0; jj < nj; ++jj) {
+          if (ii == 0 && jj < next_nj) {  // one key of the next block per key of this one
+            const char* p = reinterpret_cast<const char*>(k_head + (next_j0 + jj) * kv_row);
+            for (size_t off = 0; off < head_dim * 4; off += 64) hwy::Prefetch(p + off);
+          }
           float* out = out_row + jj;
           if (a.causal && j0 + jj > a.q_offset + i) {
             for (int64_t h = 0; h < group; ++h) out[h * a.q_len * a.k_len] = neg_inf;

@@ -260,14 +260,23 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
     const double* qp[4];
     for (int64_t g = 0; g < plan.kv_heads; ++g) {
       const T* k_head = k_base + b * plan.k_stride[0] + g * plan.k_stride[2];
-      for (size_t jj = 0; jj < next_nj; ++jj) {
-        const char* p = reinterpret_cast<const char*>(k_head + (next_j0 + static_cast<int64_t>(jj)) * plan.k_stride[1]);
-        for (size_t off = 0; off < head_bytes; off += 64) hwy::Prefetch(p + off);
-      }
       for (size_t ii = 0; ii < ni; ++ii) {
         const size_t q_row = (ii * static_cast<size_t>(heads) + static_cast<size_t>(g * group)) * head_dim;
         float* out_row = out_tile + static_cast<int64_t>(ii) * plan.score_stride[2] + g * group * plan.score_stride[1];
         for (size_t jj = 0; jj < nj; ++jj) {
+          if (ii == 0 && jj < next_nj) {  // one key of the next block per key of this one
+            const int64_t j_next = next_j0 + static_cast<int64_t>(jj);
+            const char* p = reinterpret_cast<const char*>(k_head + j_next * plan.k_stride[1]);
+            for (size_t off = 0; off < head_bytes; off += 64) hwy::Prefetch(p + off);
+            if (!on_the_fly && g == 0) {  // and its table row (for the first query)
+              const int64_t dist = pq[0] - kernels::PositionOf(plan.k_positions, b, j_next, plan.k_len);
+              const int64_t a = dist < 0 ? -dist : dist;
+              if (!(plan.causal && dist < 0) && !(cap && a > window)) {
+                const char* r = reinterpret_cast<const char*>(plan.table_rows + static_cast<size_t>(a) * row_len);
+                for (size_t off = 0; off < row_len * sizeof(double); off += 64) hwy::Prefetch(r + off);
+              }
+            }
+          }
           const int64_t code = codes[ii * nj + jj];
           float* out = out_row + jj;
           if (code == kMasked) {
