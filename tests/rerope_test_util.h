@@ -17,8 +17,8 @@
 namespace posenc {
 namespace test {
 
-// posenc::reference's own error, in units of 2^-53 M (docs/rerope.md §4 proves <= 12).
-constexpr double kReferenceError = 16.0;
+// posenc::reference's own error, in units of 2^-53 M (proved in docs/rerope.md §5).
+constexpr double kReferenceError = 12.0;
 
 struct ReropeCase {
   int64_t batch = 1, q_len = 1, k_len = 1, heads = 1, kv_heads = 1, head_dim = 8;

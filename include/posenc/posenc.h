@@ -222,7 +222,7 @@ POSENC_API const float* posenc_sinusoidal_table_row(const posenc_sinusoidal_tabl
  * scores [batch, heads, q_len, k_len] = scale * q_i . R(-f(p_i - p_j)) k_j (the rotary part times
  * attention_factor^2), -inf where causal and p_j > p_i. Modes: f(a) = a (exact), min(a, w) (cap:
  * ReRoPE), a <= w ? a : w + (a - w) / leak (leaky), a <= w ? a : w (1 + ln(a / w)) (log); negative
- * distances mirror. Within 0.5 ulp + (r/8 + (head_dim - r)/4 + 17) 2^-53 M of the exact value. */
+ * distances mirror. Within 0.5 ulp + (r/16 + (head_dim - r)/8 + 16) 2^-53 M of the exact value. */
 typedef enum posenc_distance_mode {
   POSENC_DISTANCE_EXACT = 0,
   POSENC_DISTANCE_CAP = 1,

@@ -19,7 +19,7 @@
 //
 // Contracts (tested):
 // - Accuracy (proved in docs/rerope.md): every score is within
-//     0.5 ulp(score) + (floor(r/8) + floor((head_dim - r)/4) + 17) * 2^-53 * M
+//     0.5 ulp(score) + (floor(r/16) + floor((head_dim - r)/8) + 16) * 2^-53 * M
 //   of the exact value, M = |scale| * (m^2 * sum_pairs (|qx|+|qy|)(|kx|+|ky|) + sum_pass |q k|),
 //   r = rotary_dim, for angles up to 2^29 rad: correctly rounded up to ~2^-48 M for Llama
 //   shapes. Products and sums are double; f32 is produced by one final rounding.
@@ -135,7 +135,7 @@ POSENC_API Status RelativeRopeScoresF64(const RelativeRopeTensors& tensors,
 POSENC_API double MappedDistance(const DistanceMap& map, int64_t d);
 
 // The accuracy contract for one score: 0.5 ulp(score) + C * 2^-53 * magnitude with
-// C = floor(rotary_dim / 8) + floor((head_dim - rotary_dim) / 4) + 17.
+// C = floor(rotary_dim / 16) + floor((head_dim - rotary_dim) / 8) + 16.
 POSENC_API double RelativeRopeErrorBound(float score, double magnitude, int64_t head_dim,
                                          int64_t rotary_dim);
 }  // namespace reference

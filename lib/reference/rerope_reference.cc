@@ -2,7 +2,7 @@
 // the definition with a different algebra than the kernels: per pair
 //   (qx kx + qy ky) cos(phi) + (qx ky - qy kx) sin(phi),   phi = f(d) * inv_freq[t] (double),
 // cos / sin from libm, the pair and the pass-through sums compensated (Neumaier). Its own error
-// is at most 12 * 2^-53 * M per score (docs/rerope.md §4).
+// is at most 12 * 2^-53 * M per score (docs/rerope.md §5).
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -97,7 +97,7 @@ double MappedDistance(const DistanceMap& map, int64_t d) {
 }
 
 double RelativeRopeErrorBound(float score, double magnitude, int64_t head_dim, int64_t rotary_dim) {
-  const double c = static_cast<double>(rotary_dim / 8 + (head_dim - rotary_dim) / 4 + 17);
+  const double c = static_cast<double>(rotary_dim / 16 + (head_dim - rotary_dim) / 8 + 16);
   return 0.5 * UlpF32(score) + c * 0x1p-53 * magnitude;
 }
 
