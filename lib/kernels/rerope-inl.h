@@ -196,20 +196,21 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
       const int64_t span = amax - amin + 1;
       if (span <= static_cast<int64_t>(ni * nj)) {
         DistanceRows(plan.inv_freq, half, plan.m2, plan.map, amin, span, rows.get());
-        for (int64_t& code : codes) {
-          if (code >= 0) code -= 2 * amin;
+        for (size_t n = 0; n < ni * nj; ++n) {
+          if (codes[n] >= 0) codes[n] -= 2 * amin;
         }
       } else {
         need.clear();
-        for (int64_t code : codes) {
-          if (code >= 0) need.push_back(code >> 1);
+        for (size_t n = 0; n < ni * nj; ++n) {
+          if (codes[n] >= 0) need.push_back(codes[n] >> 1);
         }
         std::sort(need.begin(), need.end());
         need.erase(std::unique(need.begin(), need.end()), need.end());
         for (size_t s = 0; s < need.size(); ++s) {
           DistanceRows(plan.inv_freq, half, plan.m2, plan.map, need[s], 1, rows.get() + s * row_len);
         }
-        for (int64_t& code : codes) {
+        for (size_t n = 0; n < ni * nj; ++n) {
+          int64_t& code = codes[n];
           if (code < 0) continue;
           const int64_t slot = std::lower_bound(need.begin(), need.end(), code >> 1) - need.begin();
           code = 2 * slot + (code & 1);
