@@ -159,6 +159,15 @@ HWY_NOINLINE void TestPositions() {
         c.params.q_positions = Positions::Offset(-50);  // negative positions
         c.params.k_positions = Positions::Offset(-60);
         ExpectWithinBound(c);
+        // Distances near 2^62: bounded angles for kCap / kLog; zero frequencies for the others.
+        const std::vector<double> zeros(10, 0.0);
+        if (mode == DistanceMode::kExact || mode == DistanceMode::kLeaky) {
+          c.params.freqs.inv_freq = zeros.data();
+          c.params.freqs.inv_freq_len = 10;
+        }
+        c.params.q_positions = Positions::Offset(int64_t{1} << 62);
+        c.params.k_positions = Positions::Offset(-(int64_t{1} << 61));
+        ExpectWithinBound(c);
       }
 }
 

@@ -110,7 +110,7 @@ HWY_INLINE void RotateQuery(const double* HWY_RESTRICT q, const double* HWY_REST
 constexpr int64_t kMasked = -1;
 constexpr int64_t kCappedPos = -2;  // d > w: angle +w
 constexpr int64_t kCappedNeg = -3;  // d < -w: angle -w
-// Otherwise code = 2 * slot + (d < 0): row `slot` of the tile's rows (or of the table).
+// Otherwise code = the row (slot) of the tile's rows, or of the table; neg[n] = (d < 0).
 
 template <class T, bool kInterleaved, class D>
 void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
@@ -126,6 +126,7 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
   const bool on_the_fly = plan.table_rows == nullptr;
 
   std::vector<int64_t> pq(tq), pk(tk), codes(tq * tk), need;
+  std::vector<char> neg(tq * tk);
   hwy::AlignedFreeUniquePtr<double[]> rows;
   if (on_the_fly) rows = hwy::AllocateAligned<double>(tq * tk * row_len);
   // Prepared queries of the current (batch, query block): [query][head][head_dim], and the
@@ -174,7 +175,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
           any_capped = true;
           continue;
         }
-        code = 2 * a + (dist < 0 ? 1 : 0);
+        code = a;
+        neg[ii * nj + jj] = dist < 0;
         amin = std::min(amin, a);
         amax = std::max(amax, a);
       }
@@ -197,12 +199,12 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
       if (span <= static_cast<int64_t>(ni * nj)) {
         DistanceRows(plan.inv_freq, half, plan.m2, plan.map, amin, span, rows.get());
         for (size_t n = 0; n < ni * nj; ++n) {
-          if (codes[n] >= 0) codes[n] -= 2 * amin;
+          if (codes[n] >= 0) codes[n] -= amin;
         }
       } else {
         need.clear();
         for (size_t n = 0; n < ni * nj; ++n) {
-          if (codes[n] >= 0) need.push_back(codes[n] >> 1);
+          if (codes[n] >= 0) need.push_back(codes[n]);
         }
         std::sort(need.begin(), need.end());
         need.erase(std::unique(need.begin(), need.end()), need.end());
@@ -211,9 +213,7 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
         }
         for (size_t n = 0; n < ni * nj; ++n) {
           int64_t& code = codes[n];
-          if (code < 0) continue;
-          const int64_t slot = std::lower_bound(need.begin(), need.end(), code >> 1) - need.begin();
-          code = 2 * slot + (code & 1);
+          if (code >= 0) code = std::lower_bound(need.begin(), need.end(), code) - need.begin();
         }
       }
     }
@@ -290,8 +290,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
             if (code >= 0) {
               for (size_t h = 0; h < hb; ++h) qp[h] = qd.get() + q_row + (static_cast<size_t>(h0) + h) * head_dim;
               ScoreSumsN<D, PairTerms::kRotateK, kInterleaved>(
-                  hb, k_row, row_base + static_cast<size_t>(code >> 1) * row_len, (code & 1) != 0, qp,
-                  half, rotary, head_dim, sums);
+                  hb, k_row, row_base + static_cast<size_t>(code) * row_len, neg[ii * nj + jj] != 0,
+                  qp, half, rotary, head_dim, sums);
             } else {
               const double* qc = qcap.get() + (code == kCappedNeg ? q_block : 0) + q_row;
               for (size_t h = 0; h < hb; ++h) qp[h] = qc + (static_cast<size_t>(h0) + h) * head_dim;
