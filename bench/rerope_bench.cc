@@ -9,14 +9,14 @@
 // the compact table is its inverse). gbps counts the bytes of k read once per call. The
 // rotated_k_dot rows time the baseline kernel itself against an in-place scale over k's bytes
 // (the memory roof).
+#include <tbb/task_arena.h>
+
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <tbb/task_arena.h>
 
 #include "bench/bench_common.h"
 #include "bench/model_shapes.h"
@@ -77,7 +77,8 @@ const Inputs& InputsFor(const ModelShape& m, int64_t q_len, int64_t k_len) {
 }
 
 // Tables by distance, built once per (mode, max distance).
-const RelativeRopeTable* TableFor(const ModelShape& m, const DistanceMap& map, int64_t max_distance) {
+const RelativeRopeTable* TableFor(const ModelShape& m, const DistanceMap& map,
+                                  int64_t max_distance) {
   static std::map<std::pair<int, int64_t>, std::shared_ptr<const RelativeRopeTable>> tables;
   auto& t = tables[{static_cast<int>(map.mode), max_distance}];
   if (!t) {
@@ -147,9 +148,8 @@ void RunCase(benchmark::State& state, const Case& c) {
         benchmark::ClobberMemory();
       }
     });
-    state.counters["time_vs_baseline"] =
-        benchmark::Counter(baseline, benchmark::Counter::kIsIterationInvariantRate |
-                                         benchmark::Counter::kInvert);
+    state.counters["time_vs_baseline"] = benchmark::Counter(
+        baseline, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   }
   (void)SetMaxTarget("");
   SetRowCounters(state, k_bytes, static_cast<double>(in.k.size()), baseline, 0.0);

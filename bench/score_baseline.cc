@@ -1,20 +1,20 @@
 #include "bench/score_baseline.h"
 
-#include "lib/kernels/rerope_plan.h"
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <limits>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "lib/kernels/rerope_plan.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/score_baseline.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
 #include "lib/kernels/score_dot-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -72,7 +72,8 @@ void BaselineTiles(const bench::BaselineArgs& a, int64_t begin, int64_t end) {
             ScoreSumsN<D, PairTerms::kPlain, false>(hb, k_row, nullptr, false, qp, head_dim / 2,
                                                     head_dim / 2 * 2, head_dim, sums);
             for (size_t h = 0; h < hb; ++h) {
-              out[(h0 + static_cast<int64_t>(h)) * a.q_len * a.k_len] = ScoreToF32(sums[h] * a.scale);
+              out[(h0 + static_cast<int64_t>(h)) * a.q_len * a.k_len] =
+                  ScoreToF32(sums[h] * a.scale);
             }
           }
         }
@@ -97,16 +98,18 @@ namespace bench {
 void RotatedKScores(const float* q, const float* k, float* scores, int64_t q_len, int64_t k_len,
                     int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t q_offset,
                     bool causal, double scale, int threads) {
-  BaselineArgs a{q, k, scores, q_len, k_len, heads, kv_heads, head_dim, q_offset, causal, scale, 1, 1};
+  BaselineArgs a{q,        k,        scores, q_len, k_len, heads, kv_heads,
+                 head_dim, q_offset, causal, scale, 1,     1};
   kernels::ScoreTileSizes(q_len, k_len, &a.tile_q, &a.tile_k);  // the tiles of RelativeRopeScores
   const int64_t tiles = ((q_len + a.tile_q - 1) / a.tile_q) * ((k_len + a.tile_k - 1) / a.tile_k);
   if (threads == 1) {
     HWY_DYNAMIC_DISPATCH(BaselineTilesImpl)(a, 0, tiles);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles, 1), [&](const tbb::blocked_range<int64_t>& r) {
-    HWY_DYNAMIC_DISPATCH(BaselineTilesImpl)(a, r.begin(), r.end());
-  });
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles, 1),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      HWY_DYNAMIC_DISPATCH(BaselineTilesImpl)(a, r.begin(), r.end());
+                    });
 }
 
 }  // namespace bench

@@ -11,22 +11,22 @@
 
 static int passed = 0, failed = 0;
 
-#define CHECK(cond)                                                                \
-  do {                                                                             \
-    if (cond) {                                                                    \
-      ++passed;                                                                    \
-    } else {                                                                       \
-      ++failed;                                                                    \
-      printf("FAILED %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,     \
-             posenc_last_error());                                                 \
-    }                                                                              \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (cond) {                                                                \
+      ++passed;                                                                \
+    } else {                                                                   \
+      ++failed;                                                                \
+      printf("FAILED %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
+             posenc_last_error());                                             \
+    }                                                                          \
   } while (0)
 
-#define CHECK_ERROR(call, code, needle)                                            \
-  do {                                                                             \
-    posenc_status st_ = (call);                                                    \
-    CHECK(st_ == (code));                                                          \
-    CHECK(strstr(posenc_last_error(), (needle)) != NULL);                          \
+#define CHECK_ERROR(call, code, needle)                   \
+  do {                                                    \
+    posenc_status st_ = (call);                           \
+    CHECK(st_ == (code));                                 \
+    CHECK(strstr(posenc_last_error(), (needle)) != NULL); \
   } while (0)
 
 enum { B = 1, LQ = 3, LK = 40, HQ = 4, HK = 2, D = 16 };
@@ -112,8 +112,10 @@ int main(void) {
   CHECK(posenc_rerope_scores(&tq, &tk, &ts_tab, &p) == POSENC_OK);
   CHECK(memcmp(s, s_tab, sizeof s) == 0);
   p.config = config;
-  CHECK_ERROR(posenc_rerope_scores_reference(&tq, &tk, &ts, &p), POSENC_UNSUPPORTED, "params.config");
-  CHECK_ERROR(posenc_rerope_table_create(&p, 8, 16, &table), POSENC_INVALID_ARGUMENT, "params.config");
+  CHECK_ERROR(posenc_rerope_scores_reference(&tq, &tk, &ts, &p), POSENC_UNSUPPORTED,
+              "params.config");
+  CHECK_ERROR(posenc_rerope_table_create(&p, 8, 16, &table), POSENC_INVALID_ARGUMENT,
+              "params.config");
   p.config = NULL;
 
   /* Errors: nothing written. */

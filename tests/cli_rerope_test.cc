@@ -1,19 +1,17 @@
 // `posenc rerope` run as a user would: output equal to the library call bit for bit (every mode,
 // pairs, dtypes, --q-offset, --config), causal masking, and bad arguments (exit code 2, one line
 // naming the problem, no output file).
+#include <gtest/gtest.h>
 #include <sys/wait.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "posenc/freqs.h"
 #include "posenc/half.h"
@@ -45,7 +43,8 @@ Result RunCli(const std::string& args) {
 
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/posenc_cli_rerope_" + std::to_string(getpid()) + "_" + name;
+  return std::string(dir ? dir : "/tmp") + "/posenc_cli_rerope_" + std::to_string(getpid()) + "_" +
+         name;
 }
 
 bool Exists(const std::string& path) {
@@ -68,7 +67,8 @@ npy::Array Values(const std::string& descr, std::vector<int64_t> shape, uint32_t
     std::memcpy(a.bytes.data(), v.data(), v.size() * 4);
   } else {
     EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), descr == "<f2" ? DType::kF16 : DType::kBF16,
-                               a.bytes.data()).ok());
+                               a.bytes.data())
+                    .ok());
   }
   return a;
 }
@@ -110,12 +110,27 @@ TEST(CliReropeTest, MatchesLibraryBitwise) {
   };
   const Case cases[] = {
       {"<f4", "cap", "--window 6", {DistanceMode::kCap, 6, 0.0}, PairLayout::kHalf, 10000.0, false},
-      {"<f4", "exact", "--window 6 --pairs interleaved --base 500000",
-       {DistanceMode::kExact, 6, 0.0}, PairLayout::kInterleaved, 500000.0, false},
-      {"<f2", "leaky", "--window 4 --leak 8", {DistanceMode::kLeaky, 4, 8.0}, PairLayout::kHalf,
-       10000.0, false},
-      {"<u2", "log", "--window 3 --q-offset 5", {DistanceMode::kLog, 3, 0.0}, PairLayout::kHalf,
-       10000.0, true},
+      {"<f4",
+       "exact",
+       "--window 6 --pairs interleaved --base 500000",
+       {DistanceMode::kExact, 6, 0.0},
+       PairLayout::kInterleaved,
+       500000.0,
+       false},
+      {"<f2",
+       "leaky",
+       "--window 4 --leak 8",
+       {DistanceMode::kLeaky, 4, 8.0},
+       PairLayout::kHalf,
+       10000.0,
+       false},
+      {"<u2",
+       "log",
+       "--window 3 --q-offset 5",
+       {DistanceMode::kLog, 3, 0.0},
+       PairLayout::kHalf,
+       10000.0,
+       true},
   };
   for (const Case& c : cases) {
     Files f;
@@ -139,7 +154,7 @@ TEST(CliReropeTest, MatchesLibraryBitwise) {
     for (int64_t i = 0; i < 3; ++i)
       for (int64_t j = 0; j < 11; ++j) {
         const float s = got.as<float>()[(0 * 3 + i) * 11 + j];  // batch 0, head 0
-        EXPECT_EQ(std::isinf(s) && s < 0, j > q_offset + i) << c.mode << " i " << i << " j " << j;
+        EXPECT_EQ(std::isinf(s) && s<0, j> q_offset + i) << c.mode << " i " << i << " j " << j;
       }
   }
 }
@@ -186,7 +201,8 @@ TEST(CliReropeTest, BadArgumentsExitTwoWithOneLineAndNoOutput) {
       {"rerope --q " + f.q + " --k " + kh + " --out " + f.out + " --mode cap --window 4",
        "--k: dtype '<f2' differs from --q's '<f4'"},
       {qk + "--mode cap --window 4 --base 0", "freqs.base = 0"},
-      {qk + "--mode cap --window 4 --base 2 --config " + kConfigs + "llama-3.1-8b.json", "excludes"},
+      {qk + "--mode cap --window 4 --base 2 --config " + kConfigs + "llama-3.1-8b.json",
+       "excludes"},
       {"rerope --q /nonexistent.npy --k " + f.k + " --out " + f.out + " --mode cap --window 4",
        "cannot open"},
   };

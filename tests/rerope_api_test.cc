@@ -3,6 +3,8 @@
 // with the same message), the distance maps (continuity, slopes, mirror, the deterministic ln),
 // RelativeRopeTable (errors, storage, the accuracy of its rows: Lemma 1 of docs/rerope.md) and
 // the config overload.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,8 +14,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "lib/kernels/rerope_plan.h"  // DeterministicLn
 #include "posenc/freqs.h"
@@ -53,8 +53,8 @@ void ExpectError(const std::function<void(Fixture&)>& mutate, StatusCode code,
   for (bool use_reference : {false, true}) {
     Fixture f;
     mutate(f);
-    const Status st = use_reference ? reference::RelativeRopeScores(f.t, f.p)
-                                    : RelativeRopeScores(f.t, f.p);
+    const Status st =
+        use_reference ? reference::RelativeRopeScores(f.t, f.p) : RelativeRopeScores(f.t, f.p);
     EXPECT_FALSE(st.ok()) << needle;
     EXPECT_EQ(st.code(), code) << st.message();
     EXPECT_NE(st.message().find(needle), std::string::npos)
@@ -130,18 +130,36 @@ TEST(ReropeErrorsTest, RotaryLayoutMapScaleThreads) {
               "pairs = 5: not a PairLayout");
   ExpectError([](Fixture& f) { f.p.map.mode = static_cast<DistanceMode>(9); }, kInvalid,
               "map.mode = 9: not a DistanceMode");
-  ExpectError([](Fixture& f) { f.p.map = {DistanceMode::kCap, 0, 0.0}; }, kInvalid,
-              "map.window = 0: must be > 0 for mode cap");
-  ExpectError([](Fixture& f) { f.p.map = {DistanceMode::kLog, -3, 0.0}; }, kInvalid,
-              "map.window = -3: must be > 0 for mode log");
-  ExpectError([](Fixture& f) { f.p.map = {DistanceMode::kLeaky, 4, 1.0}; }, kInvalid,
-              "map.leak = 1: must be finite and > 1 for mode leaky");
-  ExpectError([](Fixture& f) { f.p.map = {DistanceMode::kLeaky, 4, 0.5}; }, kInvalid,
-              "map.leak = 0.5");
-  ExpectError([](Fixture& f) { f.p.map = {DistanceMode::kLeaky, 4, NAN}; }, kInvalid,
-              "map.leak = nan");
-  ExpectError([](Fixture& f) { f.p.map = {DistanceMode::kLeaky, 4, INFINITY}; }, kInvalid,
-              "map.leak = inf");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.map = {DistanceMode::kCap, 0, 0.0};
+      },
+      kInvalid, "map.window = 0: must be > 0 for mode cap");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.map = {DistanceMode::kLog, -3, 0.0};
+      },
+      kInvalid, "map.window = -3: must be > 0 for mode log");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.map = {DistanceMode::kLeaky, 4, 1.0};
+      },
+      kInvalid, "map.leak = 1: must be finite and > 1 for mode leaky");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.map = {DistanceMode::kLeaky, 4, 0.5};
+      },
+      kInvalid, "map.leak = 0.5");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.map = {DistanceMode::kLeaky, 4, NAN};
+      },
+      kInvalid, "map.leak = nan");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.map = {DistanceMode::kLeaky, 4, INFINITY};
+      },
+      kInvalid, "map.leak = inf");
   ExpectError([](Fixture& f) { f.p.scale = INFINITY; }, kInvalid, "scale = inf: must be finite");
   ExpectError([](Fixture& f) { f.p.scale = NAN; }, kInvalid, "scale = nan");
   ExpectError([](Fixture& f) { f.p.exec.max_threads = -1; }, kInvalid,
@@ -151,16 +169,21 @@ TEST(ReropeErrorsTest, RotaryLayoutMapScaleThreads) {
 }
 
 TEST(ReropeErrorsTest, Positions) {
-  ExpectError([](Fixture& f) { f.p.q_positions = Positions::Ids(static_cast<const int64_t*>(nullptr)); },
-              kInvalid, "q_positions.ids64 is null");
-  ExpectError([](Fixture& f) { f.p.k_positions = Positions::Ids(static_cast<const int32_t*>(nullptr)); },
-              kInvalid, "k_positions.ids32 is null");
+  ExpectError(
+      [](Fixture& f) { f.p.q_positions = Positions::Ids(static_cast<const int64_t*>(nullptr)); },
+      kInvalid, "q_positions.ids64 is null");
+  ExpectError(
+      [](Fixture& f) { f.p.k_positions = Positions::Ids(static_cast<const int32_t*>(nullptr)); },
+      kInvalid, "k_positions.ids32 is null");
   ExpectError([](Fixture& f) { f.p.k_positions = Positions::PerBatch(nullptr); }, kInvalid,
               "k_positions.batch_offsets is null");
   ExpectError([](Fixture& f) { f.p.q_positions.kind = static_cast<Positions::Kind>(7); }, kInvalid,
               "q_positions.kind = 7: not a Positions::Kind");
-  ExpectError([](Fixture& f) { f.p.q_positions = Positions::Offset(std::numeric_limits<int64_t>::max() - 1); },
-              kInvalid, "q_positions.offset = 9223372036854775806: offset + seq - 1 overflows int64");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.q_positions = Positions::Offset(std::numeric_limits<int64_t>::max() - 1);
+      },
+      kInvalid, "q_positions.offset = 9223372036854775806: offset + seq - 1 overflows int64");
   // Distances that do not fit in int64.
   ExpectError(
       [](Fixture& f) {
@@ -168,9 +191,10 @@ TEST(ReropeErrorsTest, Positions) {
         f.p.k_positions = Positions::Offset(-10);
       },
       kInvalid,
-      "distance q_positions[b=0, s=2] - k_positions[b=0, s=0] = 9223372036854775799 - -10 overflows int64");
-  static const int64_t k_ids[B * LK] = {0, 1, 2, std::numeric_limits<int64_t>::min(), 4,
-                                        5, 6, 7, 8, 9};
+      "distance q_positions[b=0, s=2] - k_positions[b=0, s=0] = 9223372036854775799 - -10 "
+      "overflows int64");
+  static const int64_t k_ids[B * LK] = {0, 1, 2, std::numeric_limits<int64_t>::min(), 4, 5, 6,
+                                        7, 8, 9};
   ExpectError([](Fixture& f) { f.p.k_positions = Positions::Ids(k_ids); }, kInvalid,
               "k_positions[b=0, s=3]");
 }
@@ -208,10 +232,18 @@ TEST(ReropeErrorsTest, AngleLimit) {
 TEST(ReropeErrorsTest, Frequencies) {
   static const double inv3[3] = {1.0, 0.1, 0.01};
   static const double inv_nan[4] = {1.0, NAN, 0.1, 0.01};
-  ExpectError([](Fixture& f) { f.p.freqs.inv_freq = inv3; f.p.freqs.inv_freq_len = 3; }, kInvalid,
-              "freqs.inv_freq_len = 3: must be rotary_dim / 2 = 4");
-  ExpectError([](Fixture& f) { f.p.freqs.inv_freq = inv_nan; f.p.freqs.inv_freq_len = 4; },
-              kInvalid, "freqs.inv_freq[1] = nan");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.freqs.inv_freq = inv3;
+        f.p.freqs.inv_freq_len = 3;
+      },
+      kInvalid, "freqs.inv_freq_len = 3: must be rotary_dim / 2 = 4");
+  ExpectError(
+      [](Fixture& f) {
+        f.p.freqs.inv_freq = inv_nan;
+        f.p.freqs.inv_freq_len = 4;
+      },
+      kInvalid, "freqs.inv_freq[1] = nan");
   ExpectError([](Fixture& f) { f.p.freqs.base = 0.0; }, kInvalid, "freqs.base = 0");
   ExpectError([](Fixture& f) { f.p.freqs.attention_factor = NAN; }, kInvalid,
               "freqs.attention_factor = nan");
@@ -323,7 +355,8 @@ TEST(DistanceMapTest, ValuesContinuityAndMirror) {
   const DistanceMap leaky{DistanceMode::kLeaky, w, 16.0}, log{DistanceMode::kLog, w, 0.0};
   for (int64_t d : {int64_t{0}, int64_t{1}, int64_t{511}, int64_t{512}}) {
     for (const DistanceMap& m : {exact, cap, leaky, log}) {
-      EXPECT_EQ(MappedDistance(m, d), static_cast<double>(d)) << DistanceModeName(m.mode) << " " << d;
+      EXPECT_EQ(MappedDistance(m, d), static_cast<double>(d))
+          << DistanceModeName(m.mode) << " " << d;
       EXPECT_EQ(MappedDistance(m, -d), -static_cast<double>(d));
     }
   }
@@ -396,11 +429,14 @@ TEST(RelativeRopeTableTest, RowsAreAccurateAndStoredAsDocumented) {
                 worst / 0x1p-53);
   }
   std::shared_ptr<const RelativeRopeTable> cap;
-  ASSERT_TRUE(RelativeRopeTable::Create(8, Frequencies(), {DistanceMode::kCap, 100, 0.0}, 1 << 30, &cap).ok());
+  ASSERT_TRUE(
+      RelativeRopeTable::Create(8, Frequencies(), {DistanceMode::kCap, 100, 0.0}, 1 << 30, &cap)
+          .ok());
   EXPECT_EQ(cap->stored_rows(), 101);
   EXPECT_EQ(cap->max_distance(), 1 << 30);
   std::shared_ptr<const RelativeRopeTable> log;
-  ASSERT_TRUE(RelativeRopeTable::Create(8, Frequencies(), {DistanceMode::kLog, 100, 0.0}, 300, &log).ok());
+  ASSERT_TRUE(
+      RelativeRopeTable::Create(8, Frequencies(), {DistanceMode::kLog, 100, 0.0}, 300, &log).ok());
   EXPECT_EQ(log->stored_rows(), 300);
   // Row 200 of the log map is the angle f(200) = 100 (1 + ln 2).
   const double f200 = reference::MappedDistance(log->map(), 200);

@@ -4,12 +4,12 @@
 // (FNV-1a 64). Every SIMD target of every architecture must produce the same hash: x86 (AVX3,
 // AVX2, SSE4, SSSE3, SCALAR) and aarch64 (NEON, SVE at 128..2048 bits, SVE2) alike. Inputs come
 // from an integer generator, so they are the same everywhere.
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "hwy/targets.h"
 #include "posenc/half.h"
@@ -48,7 +48,8 @@ uint64_t BatteryHash() {
   constexpr int64_t B = 2, LQ = 5, LK = 21, H = 6, KV = 2, D = 36;
   const std::vector<int64_t> q_ids = {40, 41, 45, 60, 100, (int64_t{1} << 24) - 3, 7, 9, 12, 30};
   std::vector<int64_t> k_ids(B * LK);
-  for (int64_t j = 0; j < B * LK; ++j) k_ids[j] = (j * 37) % 97 + (j >= LK ? (int64_t{1} << 24) - 90 : 0);
+  for (int64_t j = 0; j < B * LK; ++j)
+    k_ids[j] = (j * 37) % 97 + (j >= LK ? (int64_t{1} << 24) - 90 : 0);
   std::vector<float> scores(B * H * LQ * LK);
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
     const std::vector<float> qv = Values(B * LQ * H * D, 21), kv = Values(B * LK * KV * D, 22);
@@ -65,8 +66,8 @@ uint64_t BatteryHash() {
     t.q = TensorBSHD(q, dtype, B, LQ, H, D);
     t.k = TensorBSHD(k, dtype, B, LK, KV, D);
     t.scores = TensorBSHD(scores.data(), DType::kF32, B, H, LQ, LK);
-    for (DistanceMode mode : {DistanceMode::kExact, DistanceMode::kCap, DistanceMode::kLeaky,
-                              DistanceMode::kLog})
+    for (DistanceMode mode :
+         {DistanceMode::kExact, DistanceMode::kCap, DistanceMode::kLeaky, DistanceMode::kLog})
       for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
         for (bool causal : {false, true}) {
           RelativeRopeParams p;

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -78,8 +78,8 @@ HWY_NOINLINE void TestModesLayoutsAndHeadDims() {
   struct Dims {
     int64_t head_dim, rotary;
   };
-  const Dims dims[] = {{2, 0}, {6, 0}, {7, 6}, {7, 2}, {8, 0}, {8, 4}, {18, 0}, {18, 10},
-                       {33, 32}, {64, 0}, {64, 16}, {130, 0}, {130, 64}};
+  const Dims dims[] = {{2, 0},   {6, 0},   {7, 6},  {7, 2},   {8, 0},   {8, 4},   {18, 0},
+                       {18, 10}, {33, 32}, {64, 0}, {64, 16}, {130, 0}, {130, 64}};
   double worst_ulp = 0.0;
   for (DistanceMode mode : kModes)
     for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
@@ -106,10 +106,10 @@ HWY_NOINLINE void TestDecodePrefillTilesAndGqa() {
   struct Shape {
     int64_t q_len, k_len, heads, kv_heads, head_dim;
   };
-  const Shape shapes[] = {{1, 1, 2, 1, 16},    {1, 7, 4, 1, 16},    {1, 8, 4, 2, 16},
-                          {1, 9, 8, 2, 16},    {1, 300, 8, 2, 32},  {4, 33, 6, 3, 24},
-                          {17, 65, 3, 1, 16},  {16, 32, 7, 1, 12},  {2, 40, 5, 5, 10},
-                          {3, 19, 16, 2, 16},  {20, 20, 32, 8, 8}};
+  const Shape shapes[] = {{1, 1, 2, 1, 16},   {1, 7, 4, 1, 16},   {1, 8, 4, 2, 16},
+                          {1, 9, 8, 2, 16},   {1, 300, 8, 2, 32}, {4, 33, 6, 3, 24},
+                          {17, 65, 3, 1, 16}, {16, 32, 7, 1, 12}, {2, 40, 5, 5, 10},
+                          {3, 19, 16, 2, 16}, {20, 20, 32, 8, 8}};
   for (DistanceMode mode : kModes)
     for (const Shape& s : shapes)
       for (bool causal : {false, true}) {
@@ -132,8 +132,8 @@ HWY_NOINLINE void TestPositions() {
   const int64_t kBig = int64_t{1} << 24;
   // Sparse, unordered ids: a tile's distances are not a dense range (sorted-distinct rows).
   std::vector<int64_t> q_ids = {100, 5, kBig, 0, 77, -3, 9, kBig - 1};
-  std::vector<int64_t> k_ids = {0, 1, 2, 50, 90, 1000000, kBig - 7, -20, 3, 4, 5, 6, 7, 8, 9, 10,
-                                500, 501, 499, 12, 12, 12, 14, 15};
+  std::vector<int64_t> k_ids = {0, 1, 2, 50, 90,  1000000, kBig - 7, -20, 3,  4,  5,  6,
+                                7, 8, 9, 10, 500, 501,     499,      12,  12, 12, 14, 15};
   std::vector<int32_t> q_ids32(q_ids.begin(), q_ids.end()), k_ids32(k_ids.begin(), k_ids.end());
   std::vector<int64_t> q_offsets = {kBig - 30, 4000}, k_offsets = {kBig - 60, 3990};
   for (DistanceMode mode : kModes)
@@ -244,7 +244,8 @@ HWY_NOINLINE void TestTableEqualsOnTheFly() {
         std::shared_ptr<const RelativeRopeTable> table;
         // kCap: a table for every distance stores only rows 0..w.
         const int64_t max_distance = mode == DistanceMode::kCap ? (int64_t{1} << 40) : 64;
-        ASSERT_TRUE(RelativeRopeTable::Create(20, c.params.freqs, c.params.map, max_distance, &table).ok());
+        ASSERT_TRUE(
+            RelativeRopeTable::Create(20, c.params.freqs, c.params.map, max_distance, &table).ok());
         if (mode == DistanceMode::kCap) {
           EXPECT_EQ(table->stored_rows(), c.params.map.window + 1);
         }
@@ -364,15 +365,19 @@ HWY_NOINLINE void TestExactMatchesRopeThenDot() {
                 for (int64_t t2 = 0; t2 < half; ++t2) {
                   const int64_t ix = pairs == PairLayout::kInterleaved ? 2 * t2 : t2;
                   const int64_t iy = pairs == PairLayout::kInterleaved ? 2 * t2 + 1 : t2 + half;
-                  a_sum += (std::fabs(qi[ix]) + std::fabs(qi[iy])) * (std::fabs(kj[ix]) + std::fabs(kj[iy]));
+                  a_sum += (std::fabs(qi[ix]) + std::fabs(qi[iy])) *
+                           (std::fabs(kj[ix]) + std::fabs(kj[iy]));
                 }
-                for (int64_t e = r; e < D; ++e) pass += std::fabs(static_cast<double>(qi[e]) * kj[e]);
+                for (int64_t e = r; e < D; ++e)
+                  pass += std::fabs(static_cast<double>(qi[e]) * kj[e]);
                 const double magnitude = m * m * a_sum + pass;
                 const double angle_slack =
-                    0x1p-53 * static_cast<double>(std::llabs(pi) + std::llabs(pj) + (pi - pj)) * m * m * a_sum;
+                    0x1p-53 * static_cast<double>(std::llabs(pi) + std::llabs(pj) + (pi - pj)) * m *
+                    m * a_sum;
                 const double tol = reference::RelativeRopeErrorBound(s, magnitude, D, r) +
                                    0x1p-20 * m * a_sum + angle_slack + 0x1p-45 * magnitude;
-                EXPECT_LE(std::fabs(s - dot), tol) << "b " << b << " h " << h << " i " << i << " j " << j;
+                EXPECT_LE(std::fabs(s - dot), tol)
+                    << "b " << b << " h " << h << " i " << i << " j " << j;
               }
       }
 }

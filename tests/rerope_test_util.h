@@ -24,9 +24,9 @@ struct ReropeCase {
   int64_t batch = 1, q_len = 1, k_len = 1, heads = 1, kv_heads = 1, head_dim = 8;
   DType dtype = DType::kF32;
   RelativeRopeParams params;
-  bool bhsd = false;      // q / k memory [batch, heads, seq, head_dim]
-  int64_t pad = 0;        // elements after each q / k head row and after each score row
-  size_t lead = 0;        // elements in front of every buffer (misalignment)
+  bool bhsd = false;  // q / k memory [batch, heads, seq, head_dim]
+  int64_t pad = 0;    // elements after each q / k head row and after each score row
+  size_t lead = 0;    // elements in front of every buffer (misalignment)
   uint32_t seed = 1;
   float magnitude = 1.f;  // standard deviation of q and k
 };
@@ -106,8 +106,8 @@ inline ReropeOutcome RunReropeCase(const ReropeCase& c, bool use_reference = fal
   std::copy(strides, strides + 4, t.scores.strides);
 
   ReropeOutcome o;
-  o.status = use_reference ? reference::RelativeRopeScores(t, c.params)
-                           : RelativeRopeScores(t, c.params);
+  o.status =
+      use_reference ? reference::RelativeRopeScores(t, c.params) : RelativeRopeScores(t, c.params);
   if (!o.status.ok()) return o;
   o.untouched = q.bytes == q_before && k.bytes == k_before;
 
@@ -122,7 +122,8 @@ inline ReropeOutcome RunReropeCase(const ReropeCase& c, bool use_reference = fal
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < c.q_len; ++i)
         for (int64_t j = 0; j < c.k_len; ++j, ++flat) {
-          const size_t at = c.lead + static_cast<size_t>(b * strides[0] + h * strides[1] + i * strides[2] + j);
+          const size_t at =
+              c.lead + static_cast<size_t>(b * strides[0] + h * strides[1] + i * strides[2] + j);
           inside[at] = 1;
           const float s = storage[at];
           o.scores.push_back(s);
@@ -136,8 +137,9 @@ inline ReropeOutcome RunReropeCase(const ReropeCase& c, bool use_reference = fal
             continue;
           }
           const double err = std::fabs(static_cast<double>(s) - e);
-          const double bound = reference::RelativeRopeErrorBound(s, magnitude[flat], c.head_dim, rotary) +
-                               kReferenceError * 0x1p-53 * magnitude[flat];
+          const double bound =
+              reference::RelativeRopeErrorBound(s, magnitude[flat], c.head_dim, rotary) +
+              kReferenceError * 0x1p-53 * magnitude[flat];
           o.max_error_ratio = std::max(o.max_error_ratio, err / bound);
           if (std::fabs(e) >= magnitude[flat] * 0x1p-8) {
             o.max_ulp = std::max(o.max_ulp, err / reference::UlpF32(e));

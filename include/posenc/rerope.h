@@ -30,12 +30,11 @@
 #ifndef POSENC_REROPE_H_
 #define POSENC_REROPE_H_
 
-#include "posenc/export.h"
-
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "posenc/export.h"
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
 #include "posenc/status.h"
@@ -64,12 +63,12 @@ struct RelativeRopeTensors {
 struct RelativeRopeParams {
   DistanceMap map;
   PairLayout pairs = PairLayout::kHalf;
-  int64_t rotary_dim = 0;   // 0 means head_dim; even and <= head_dim
-  Frequencies freqs;        // base or inv_freq, attention factor (m); unused with a table
-  Positions q_positions;    // position of query (b, i): as for RoPE, [batch, q_len] ids
-  Positions k_positions;    // position of key (b, j): [batch, k_len] ids
-  double scale = 1.0;       // multiplies every score (softmax scale, e.g. 1 / sqrt(head_dim))
-  bool causal = false;      // scores with p_j > p_i become -inf
+  int64_t rotary_dim = 0;  // 0 means head_dim; even and <= head_dim
+  Frequencies freqs;       // base or inv_freq, attention factor (m); unused with a table
+  Positions q_positions;   // position of query (b, i): as for RoPE, [batch, q_len] ids
+  Positions k_positions;   // position of key (b, j): [batch, k_len] ids
+  double scale = 1.0;      // multiplies every score (softmax scale, e.g. 1 / sqrt(head_dim))
+  bool causal = false;     // scores with p_j > p_i become -inf
   // cos/sin rows by distance built once (decode loops over long contexts): its frequencies,
   // attention factor, map and rotary_dim are used; freqs is ignored.
   const RelativeRopeTable* table = nullptr;

@@ -21,8 +21,9 @@ using posenc::capi::RawEnum;
 Status ToPositionsChecked(const posenc_positions& p, const char* name, posenc::Positions* out) {
   const int kind = RawEnum(p.kind);
   if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
-    return Status(StatusCode::kInvalidArgument, std::string("params.") + name + ".kind = " +
-                                                    std::to_string(kind) + ": not a posenc_positions_kind");
+    return Status(StatusCode::kInvalidArgument, std::string("params.") + name +
+                                                    ".kind = " + std::to_string(kind) +
+                                                    ": not a posenc_positions_kind");
   }
   *out = posenc::capi::ToPositions(p);
   return Status::Ok();
@@ -78,7 +79,8 @@ void posenc_rerope_params_init(posenc_rerope_params* p) {
 }
 
 posenc_status posenc_rerope_scores(const posenc_tensor* q, const posenc_tensor* k,
-                                   const posenc_tensor* scores, const posenc_rerope_params* params) {
+                                   const posenc_tensor* scores,
+                                   const posenc_rerope_params* params) {
   return posenc::capi::Guard([&] {
     posenc::RelativeRopeParams p;
     Status st = ToParams(params, &p);

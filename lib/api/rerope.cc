@@ -1,5 +1,7 @@
 // posenc::RelativeRopeScores and RelativeRopeTable: validation, then the parallel split over
 // (batch, query block, key block) tiles, then the dispatched tile kernels.
+#include "posenc/rerope.h"
+
 #include <algorithm>
 #include <cmath>
 #include <new>
@@ -13,16 +15,19 @@
 #include "lib/freqs/inv_freq.h"
 #include "lib/kernels/rerope_plan.h"
 #include "lib/parallel/split.h"
-#include "posenc/rerope.h"
 
 namespace posenc {
 
 const char* DistanceModeName(DistanceMode mode) {
   switch (mode) {
-    case DistanceMode::kExact: return "exact";
-    case DistanceMode::kCap: return "cap";
-    case DistanceMode::kLeaky: return "leaky";
-    case DistanceMode::kLog: return "log";
+    case DistanceMode::kExact:
+      return "exact";
+    case DistanceMode::kCap:
+      return "cap";
+    case DistanceMode::kLeaky:
+      return "leaky";
+    case DistanceMode::kLog:
+      return "log";
   }
   return "unknown";
 }
@@ -66,7 +71,8 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& 
       const char* names[2] = {"q_positions", "k_positions"};
       for (int n = 0; n < 2; ++n) {
         const Tensor& v = *views[n];
-        if (!v.present() || v.shape[0] <= 0 || v.shape[1] <= 0) continue;  // PrepareRerope reports it
+        if (!v.present() || v.shape[0] <= 0 || v.shape[1] <= 0)
+          continue;  // PrepareRerope reports it
         Status st = api::CheckPositions(*positions[n], v.shape[0], v.shape[1], names[n]);
         if (!st.ok()) return st;
         const int64_t largest = api::RangeOf(*positions[n], v.shape[0], v.shape[1]).max;
@@ -104,8 +110,9 @@ Status RelativeRopeTable::Create(int64_t rotary_dim, const Frequencies& freqs,
     if (!st.ok()) return st;
     if (!(st = api::CheckDistanceMap(map, "map")).ok()) return st;
     if (!std::isfinite(freqs.attention_factor * freqs.attention_factor)) {
-      return api::Err(StatusCode::kInvalidArgument, "freqs.attention_factor = ",
-                      freqs.attention_factor, ": its square overflows");
+      return api::Err(StatusCode::kInvalidArgument,
+                      "freqs.attention_factor = ", freqs.attention_factor,
+                      ": its square overflows");
     }
     const int64_t half = rotary_dim / 2;
     // kCap never reads a row past the window: distances beyond it share row w.

@@ -49,13 +49,14 @@ Status FindLargestDistance(const Positions& qp, const Positions& kp, int64_t bat
     const RowExtremes q = ExtremesOf(qp, b, q_len), k = ExtremesOf(kp, b, k_len);
     int64_t hi, lo;  // every d of this row lies in [lo, hi]
     const bool hi_over = __builtin_sub_overflow(q.max, k.min, &hi);
-    const bool lo_over = __builtin_sub_overflow(q.min, k.max, &lo) ||
-                         lo == std::numeric_limits<int64_t>::min();
+    const bool lo_over =
+        __builtin_sub_overflow(q.min, k.max, &lo) || lo == std::numeric_limits<int64_t>::min();
     if (hi_over || lo_over) {
       const bool h = hi_over;
-      return Err(kInvalid, "distance q_positions", TokenName(b * q_len + (h ? q.max_s : q.min_s), q_len),
-                 " - k_positions", TokenName(b * k_len + (h ? k.min_s : k.max_s), k_len), " = ",
-                 h ? q.max : q.min, " - ", h ? k.min : k.max, " overflows int64");
+      return Err(kInvalid, "distance q_positions",
+                 TokenName(b * q_len + (h ? q.max_s : q.min_s), q_len), " - k_positions",
+                 TokenName(b * k_len + (h ? k.min_s : k.max_s), k_len), " = ", h ? q.max : q.min,
+                 " - ", h ? k.min : k.max, " overflows int64");
     }
     if (hi >= 0 && hi > out->a) *out = {hi, b, q.max_s, k.min_s};
     if (!causal && lo < 0 && -lo > out->a) *out = {-lo, b, q.min_s, k.max_s};
@@ -84,8 +85,9 @@ Status CheckMappedAngle(const DistanceMap& map, int64_t max_distance, double max
                         const char* what) {
   const double angle = std::fabs(kernels::MappedDistance(map, max_distance)) * max_freq;
   if (angle > kMaxAngle) {
-    return Err(StatusCode::kOutOfRange, what, " = ", max_distance, ": angle |f(d) * inv_freq| = ",
-               angle, " exceeds 2^50, the largest angle posenc reduces");
+    return Err(StatusCode::kOutOfRange, what, " = ", max_distance,
+               ": angle |f(d) * inv_freq| = ", angle,
+               " exceeds 2^50, the largest angle posenc reduces");
   }
   return Status::Ok();
 }
@@ -95,13 +97,14 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
   Status st;
   if (!(st = CheckView(t.q.data, t.q.dtype, t.q.shape, t.q.strides, 4, "q")).ok()) return st;
   if (!(st = CheckView(t.k.data, t.k.dtype, t.k.shape, t.k.strides, 4, "k")).ok()) return st;
-  if (!(st = CheckView(t.scores.data, t.scores.dtype, t.scores.shape, t.scores.strides, 4,
-                       "scores")).ok()) {
+  if (!(st =
+            CheckView(t.scores.data, t.scores.dtype, t.scores.shape, t.scores.strides, 4, "scores"))
+           .ok()) {
     return st;
   }
   if (t.k.dtype != t.q.dtype) {
-    return Err(kInvalid, "k.dtype = ", DTypeName(t.k.dtype), ": must equal q.dtype = ",
-               DTypeName(t.q.dtype));
+    return Err(kInvalid, "k.dtype = ", DTypeName(t.k.dtype),
+               ": must equal q.dtype = ", DTypeName(t.q.dtype));
   }
   if (t.scores.dtype != DType::kF32) {
     return Err(kInvalid, "scores.dtype = ", DTypeName(t.scores.dtype), ": must be f32");
@@ -109,15 +112,16 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
   const int64_t batch = t.q.shape[0], q_len = t.q.shape[1], heads = t.q.shape[2];
   const int64_t head_dim = t.q.shape[3], k_len = t.k.shape[1], kv_heads = t.k.shape[2];
   if (t.k.shape[0] != batch) {
-    return Err(kInvalid, "k.shape[0] (batch) = ", t.k.shape[0], ": must equal q.shape[0] = ", batch);
+    return Err(kInvalid, "k.shape[0] (batch) = ", t.k.shape[0],
+               ": must equal q.shape[0] = ", batch);
   }
   if (t.k.shape[3] != head_dim) {
-    return Err(kInvalid, "k.shape[3] (head_dim) = ", t.k.shape[3], ": must equal q.shape[3] = ",
-               head_dim);
+    return Err(kInvalid, "k.shape[3] (head_dim) = ", t.k.shape[3],
+               ": must equal q.shape[3] = ", head_dim);
   }
   if (heads % kv_heads != 0) {
-    return Err(kInvalid, "q.shape[2] (heads) = ", heads, " is not a multiple of k.shape[2] (kv_heads) = ",
-               kv_heads);
+    return Err(kInvalid, "q.shape[2] (heads) = ", heads,
+               " is not a multiple of k.shape[2] (kv_heads) = ", kv_heads);
   }
   const int64_t want[4] = {batch, heads, q_len, k_len};
   if (!std::equal(want, want + 4, t.scores.shape)) {
@@ -192,7 +196,8 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
                         : freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
     double max_freq = 0.0;
     for (int64_t i = 0; i < half; ++i) max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
-    if (far.a >= 0 && !(st = CheckMappedAngle(params.map, far.a, max_freq, far_name.c_str())).ok()) {
+    if (far.a >= 0 &&
+        !(st = CheckMappedAngle(params.map, far.a, max_freq, far_name.c_str())).ok()) {
       return st;
     }
     plan.m2 = m * m;

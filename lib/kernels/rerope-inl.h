@@ -74,7 +74,8 @@ HWY_INLINE void DistanceRows(const double* inv_freq, size_t half, double m2, con
   }
 }
 
-// q of one (query, head) in double: x of pair t at [t], y at [half + t], element e >= rotary at [e].
+// q of one (query, head) in double: x of pair t at [t], y at [half + t], element e >= rotary at
+// [e].
 template <class T>
 HWY_INLINE void PrepareQuery(const T* HWY_RESTRICT src, size_t half, size_t head_dim,
                              bool interleaved, float* HWY_RESTRICT f32, double* HWY_RESTRICT dst) {
@@ -185,7 +186,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
     if (!any_scored) {
       for (int64_t h = 0; h < heads; ++h)
         for (size_t ii = 0; ii < ni; ++ii) {
-          float* o = out_tile + h * plan.score_stride[1] + static_cast<int64_t>(ii) * plan.score_stride[2];
+          float* o =
+              out_tile + h * plan.score_stride[1] + static_cast<int64_t>(ii) * plan.score_stride[2];
           for (size_t jj = 0; jj < nj; ++jj) o[jj] = neg_inf;
         }
       continue;
@@ -209,7 +211,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
         std::sort(need.begin(), need.end());
         need.erase(std::unique(need.begin(), need.end()), need.end());
         for (size_t s = 0; s < need.size(); ++s) {
-          DistanceRows(plan.inv_freq, half, plan.m2, plan.map, need[s], 1, rows.get() + s * row_len);
+          DistanceRows(plan.inv_freq, half, plan.m2, plan.map, need[s], 1,
+                       rows.get() + s * row_len);
         }
         for (size_t n = 0; n < ni * nj; ++n) {
           int64_t& code = codes[n];
@@ -223,10 +226,11 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
     if (prepared != block) {
       for (size_t ii = 0; ii < ni; ++ii)
         for (int64_t h = 0; h < heads; ++h) {
-          const T* src = q_base + b * plan.q_stride[0] + (i0 + static_cast<int64_t>(ii)) * plan.q_stride[1] +
-                         h * plan.q_stride[2];
-          PrepareQuery(src, half, head_dim, kInterleaved, f32.get(),
-                       qd.get() + (ii * static_cast<size_t>(heads) + static_cast<size_t>(h)) * head_dim);
+          const T* src = q_base + b * plan.q_stride[0] +
+                         (i0 + static_cast<int64_t>(ii)) * plan.q_stride[1] + h * plan.q_stride[2];
+          PrepareQuery(
+              src, half, head_dim, kInterleaved, f32.get(),
+              qd.get() + (ii * static_cast<size_t>(heads) + static_cast<size_t>(h)) * head_dim);
         }
       prepared = block;
     }
@@ -242,7 +246,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
         qcap = hwy::AllocateAligned<double>(2 * q_block);
       }
       for (size_t n = 0; n < ni * static_cast<size_t>(heads); ++n) {
-        RotateQuery(qd.get() + n * head_dim, cap_row, false, half, head_dim, qcap.get() + n * head_dim);
+        RotateQuery(qd.get() + n * head_dim, cap_row, false, half, head_dim,
+                    qcap.get() + n * head_dim);
         RotateQuery(qd.get() + n * head_dim, cap_row, true, half, head_dim,
                     qcap.get() + q_block + n * head_dim);
       }
@@ -262,19 +267,24 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
     for (int64_t g = 0; g < plan.kv_heads; ++g) {
       const T* k_head = k_base + b * plan.k_stride[0] + g * plan.k_stride[2];
       for (size_t ii = 0; ii < ni; ++ii) {
-        const size_t q_row = (ii * static_cast<size_t>(heads) + static_cast<size_t>(g * group)) * head_dim;
-        float* out_row = out_tile + static_cast<int64_t>(ii) * plan.score_stride[2] + g * group * plan.score_stride[1];
+        const size_t q_row =
+            (ii * static_cast<size_t>(heads) + static_cast<size_t>(g * group)) * head_dim;
+        float* out_row = out_tile + static_cast<int64_t>(ii) * plan.score_stride[2] +
+                         g * group * plan.score_stride[1];
         for (size_t jj = 0; jj < nj; ++jj) {
           if (ii == 0 && jj < next_nj) {  // one key of the next block per key of this one
             const int64_t j_next = next_j0 + static_cast<int64_t>(jj);
             const char* p = reinterpret_cast<const char*>(k_head + j_next * plan.k_stride[1]);
             for (size_t off = 0; off < head_bytes; off += 64) hwy::Prefetch(p + off);
             if (!on_the_fly && g == 0) {  // and its table row (for the first query)
-              const int64_t dist = pq[0] - kernels::PositionOf(plan.k_positions, b, j_next, plan.k_len);
+              const int64_t dist =
+                  pq[0] - kernels::PositionOf(plan.k_positions, b, j_next, plan.k_len);
               const int64_t a = dist < 0 ? -dist : dist;
               if (!(plan.causal && dist < 0) && !(cap && a > window)) {
-                const char* r = reinterpret_cast<const char*>(plan.table_rows + static_cast<size_t>(a) * row_len);
-                for (size_t off = 0; off < row_len * sizeof(double); off += 64) hwy::Prefetch(r + off);
+                const char* r = reinterpret_cast<const char*>(plan.table_rows +
+                                                              static_cast<size_t>(a) * row_len);
+                for (size_t off = 0; off < row_len * sizeof(double); off += 64)
+                  hwy::Prefetch(r + off);
               }
             }
           }
@@ -288,7 +298,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
           for (int64_t h0 = 0; h0 < group; h0 += 4) {
             const size_t hb = static_cast<size_t>(std::min<int64_t>(4, group - h0));
             if (code >= 0) {
-              for (size_t h = 0; h < hb; ++h) qp[h] = qd.get() + q_row + (static_cast<size_t>(h0) + h) * head_dim;
+              for (size_t h = 0; h < hb; ++h)
+                qp[h] = qd.get() + q_row + (static_cast<size_t>(h0) + h) * head_dim;
               ScoreSumsN<D, PairTerms::kRotateK, kInterleaved>(
                   hb, k_row, row_base + static_cast<size_t>(code) * row_len, neg[ii * nj + jj] != 0,
                   qp, half, rotary, head_dim, sums);
@@ -299,7 +310,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
                                                              rotary, head_dim, sums);
             }
             for (size_t h = 0; h < hb; ++h) {
-              out[(h0 + static_cast<int64_t>(h)) * plan.score_stride[1]] = ScoreToF32(sums[h] * plan.scale);
+              out[(h0 + static_cast<int64_t>(h)) * plan.score_stride[1]] =
+                  ScoreToF32(sums[h] * plan.scale);
             }
           }
         }
@@ -310,7 +322,8 @@ void ReropeTilesT(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
 
 template <class T, bool kInterleaved>
 void ReropeTilesL(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
-  WithScoreTag([&](auto d) HWY_ATTR { ReropeTilesT<T, kInterleaved, decltype(d)>(plan, begin, end); });
+  WithScoreTag([&](auto d)
+                   HWY_ATTR { ReropeTilesT<T, kInterleaved, decltype(d)>(plan, begin, end); });
 }
 
 template <class T>

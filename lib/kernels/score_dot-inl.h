@@ -98,8 +98,7 @@ enum class PairTerms {
 // The key pair (kx, ky) at pair index p for the lanes of d, rotated by -phi for kRotateK.
 template <PairTerms kPairs, bool kInterleaved, class D, class T>
 HWY_INLINE void PairKey(D d, const T* HWY_RESTRICT k, const double* HWY_RESTRICT row,
-                               hn::Vec<D> sign, size_t half, size_t p, hn::Vec<D>& kx,
-                               hn::Vec<D>& ky) {
+                        hn::Vec<D> sign, size_t half, size_t p, hn::Vec<D>& kx, hn::Vec<D>& ky) {
   if constexpr (kInterleaved) {
     LoadPairsF64(d, k + 2 * p, kx, ky);
   } else {
@@ -174,12 +173,14 @@ HWY_INLINE void ScoreSums(const T* HWY_RESTRICT k, const double* HWY_RESTRICT ro
     for (size_t i = full_pairs, l = 0; i < half; ++i, ++l) {
       hn::Vec<decltype(d1)> kx, ky;
       PairKey<kPairs, kInterleaved>(d1, k, row, sign1, half, i, kx, ky);
-      for (size_t h = 0; h < HB; ++h) lanes[h][l] += hn::GetLane(PairTerm(d1, q[h], half, i, kx, ky));
+      for (size_t h = 0; h < HB; ++h)
+        lanes[h][l] += hn::GetLane(PairTerm(d1, q[h], half, i, kx, ky));
     }
   }
   for (size_t e = full_elems, l = 0; e < elem_end; ++e, ++l) {
     const auto kv = LoadF64(d1, k + e);
-    for (size_t h = 0; h < HB; ++h) lanes[h][l] += hn::GetLane(hn::Mul(hn::LoadU(d1, q[h] + e), kv));
+    for (size_t h = 0; h < HB; ++h)
+      lanes[h][l] += hn::GetLane(hn::Mul(hn::LoadU(d1, q[h] + e), kv));
   }
   for (size_t h = 0; h < HB; ++h) {
     const double* a = lanes[h];
@@ -195,13 +196,17 @@ HWY_INLINE void ScoreSumsN(size_t hb, const T* HWY_RESTRICT k, const double* HWY
                            size_t elem_end, double* sums) {
   switch (hb) {
     case 1:
-      return ScoreSums<D, 1, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end, sums);
+      return ScoreSums<D, 1, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end,
+                                                   sums);
     case 2:
-      return ScoreSums<D, 2, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end, sums);
+      return ScoreSums<D, 2, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end,
+                                                   sums);
     case 3:
-      return ScoreSums<D, 3, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end, sums);
+      return ScoreSums<D, 3, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end,
+                                                   sums);
     default:
-      return ScoreSums<D, 4, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end, sums);
+      return ScoreSums<D, 4, kPairs, kInterleaved>(k, row, neg_sin, q, half, elem_begin, elem_end,
+                                                   sums);
   }
 }
 

@@ -92,7 +92,8 @@ float RoundToF32(double v) {
 
 double MappedDistance(const DistanceMap& map, int64_t d) {
   if (d >= 0) return kernels::MappedDistance(map, d);
-  const int64_t a = d == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -d;
+  const int64_t a =
+      d == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -d;
   return -kernels::MappedDistance(map, a);
 }
 
@@ -108,8 +109,8 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
     if (!st.ok()) return st;
     const kernels::ReropePlan& plan = prep.plan;
     Run(prep, [&plan](int64_t b, int64_t h, int64_t i, int64_t j, double v, double) {
-      plan.scores[b * plan.score_stride[0] + h * plan.score_stride[1] + i * plan.score_stride[2] + j] =
-          RoundToF32(v);
+      plan.scores[b * plan.score_stride[0] + h * plan.score_stride[1] + i * plan.score_stride[2] +
+                  j] = RoundToF32(v);
     });
     return Status::Ok();
   });

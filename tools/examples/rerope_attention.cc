@@ -59,7 +59,8 @@ std::vector<float> Attend(const std::vector<float>& scores, int64_t q_len, int64
       for (int64_t j = 0; j < k_len; ++j) sum += p[j] = std::exp(row[j] - max);  // exp(-inf) = 0
       for (int64_t e = 0; e < kDim; ++e) {
         double acc = 0.0;
-        for (int64_t j = 0; j < k_len; ++j) acc += p[j] * v[(j * kKvHeads + h / (kHeads / kKvHeads)) * kDim + e];
+        for (int64_t j = 0; j < k_len; ++j)
+          acc += p[j] * v[(j * kKvHeads + h / (kHeads / kKvHeads)) * kDim + e];
         out[(i * kHeads + h) * kDim + e] = static_cast<float>(acc / sum);
       }
     }
@@ -91,7 +92,8 @@ int main() {
   std::vector<float> x(static_cast<size_t>(kTotal * kModel));
   for (float& e : x) e = normal(rng);
   const std::vector<float> q = MatMul(x, kTotal, layer.wq, kHeads * kDim);
-  const std::vector<float> k = MatMul(x, kTotal, layer.wk, kKvHeads * kDim);  // the cache, unrotated
+  const std::vector<float> k =
+      MatMul(x, kTotal, layer.wk, kKvHeads * kDim);  // the cache, unrotated
   const std::vector<float> v = MatMul(x, kTotal, layer.wv, kKvHeads * kDim);
 
   // Prefill of the whole sequence (the check's reference for the decode steps).
@@ -117,8 +119,9 @@ int main() {
     }
     const double err = std::fabs(scores[i] - exact[i]);
     // The reference's own error is at most 12 * 2^-53 * M (docs/rerope.md).
-    const double bound = posenc::reference::RelativeRopeErrorBound(scores[i], magnitude[i], kDim, kDim) +
-                         12 * 0x1p-53 * magnitude[i];
+    const double bound =
+        posenc::reference::RelativeRopeErrorBound(scores[i], magnitude[i], kDim, kDim) +
+        12 * 0x1p-53 * magnitude[i];
     within &= err <= bound;
     worst = std::fmax(worst, err / bound);
   }
@@ -127,7 +130,8 @@ int main() {
   // cos/sin rows from a table of distances 0..w (all that kCap ever reads).
   std::shared_ptr<const posenc::RelativeRopeTable> table;
   const posenc::RelativeRopeParams defaults = ReRoPE(0);
-  st = posenc::RelativeRopeTable::Create(kDim, defaults.freqs, defaults.map, int64_t{1} << 40, &table);
+  st = posenc::RelativeRopeTable::Create(kDim, defaults.freqs, defaults.map, int64_t{1} << 40,
+                                         &table);
   if (!st.ok()) return std::fprintf(stderr, "table: %s\n", st.message().c_str()), 1;
   bool decode_equal = true, table_equal = true;
   for (int64_t step = 0; step < kSteps; ++step) {
@@ -155,11 +159,12 @@ int main() {
 
   // What ReRoPE bought: with ordinary RoPE the last query sees distances up to kTotal - 1, far
   // beyond training; with kCap every angle is that of a distance <= w.
-  std::printf("trained length %lld, window %lld, sequence %lld: RoPE would use distances up to %lld, "
-              "ReRoPE uses at most %.0f\n",
-              static_cast<long long>(kTrain), static_cast<long long>(kWindow),
-              static_cast<long long>(kTotal), static_cast<long long>(kTotal - 1),
-              posenc::reference::MappedDistance(defaults.map, kTotal - 1));
+  std::printf(
+      "trained length %lld, window %lld, sequence %lld: RoPE would use distances up to %lld, "
+      "ReRoPE uses at most %.0f\n",
+      static_cast<long long>(kTrain), static_cast<long long>(kWindow),
+      static_cast<long long>(kTotal), static_cast<long long>(kTotal - 1),
+      posenc::reference::MappedDistance(defaults.map, kTotal - 1));
   std::printf("worst score error / proved bound: %.3f\n", worst);
   std::printf("decode == prefill: %s; table == on the fly: %s; within the proved bound: %s\n",
               decode_equal ? "yes" : "no", table_equal ? "yes" : "no", within ? "yes" : "no");

@@ -48,8 +48,8 @@ Tensor View(const std::string& flag, const std::string& axes, npy::Array& a) {
                      "' is not '<f4' (f32), '<f2' (f16) or '<u2' (bf16 bit patterns)");
   }
   if (a.shape.size() != 4) {
-    throw UsageError(flag + ": shape " + ShapeOf(a) + " has rank " + std::to_string(a.shape.size()) +
-                     ", needs [" + axes + "]");
+    throw UsageError(flag + ": shape " + ShapeOf(a) + " has rank " +
+                     std::to_string(a.shape.size()) + ", needs [" + axes + "]");
   }
   for (int64_t d : a.shape) {
     if (d <= 0) throw UsageError(flag + ": shape " + ShapeOf(a) + " has an empty axis");
@@ -113,8 +113,9 @@ void RunRerope(const ReropeArgs& args) {
 void AddRerope(CLI::App& app) {
   auto args = std::make_shared<ReropeArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "rerope", "ReRoPE attention scores [batch, heads, q_len, k_len] (f32, causal) of .npy q and "
-                "unrotated k");
+      "rerope",
+      "ReRoPE attention scores [batch, heads, q_len, k_len] (f32, causal) of .npy q and "
+      "unrotated k");
   cmd->add_option("--q", args->q, "q [batch, q_len, heads, head_dim] (.npy: f32, f16, bf16 bits)")
       ->required();
   cmd->add_option("--k", args->k, "unrotated k [batch, k_len, kv_heads, head_dim], q's dtype")
@@ -130,7 +131,8 @@ void AddRerope(CLI::App& app) {
   cmd->add_option("--pairs", args->pairs, "half (NeoX/HF) or interleaved (GPT-J/Meta)")
       ->check(CLI::IsMember({"half", "interleaved"}));
   CLI::Option* q_offset = cmd->add_option(
-      "--q-offset", args->q_offset, "position of the first query (default k_len - q_len); keys sit at 0..k_len-1");
+      "--q-offset", args->q_offset,
+      "position of the first query (default k_len - q_len); keys sit at 0..k_len-1");
   cmd->add_option("--out", args->out, "scores (.npy, f32)")->required();
   config->excludes(base);
   cmd->callback([args, leak, q_offset] {
