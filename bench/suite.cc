@@ -45,6 +45,7 @@ double CounterOr(const benchmark::BenchmarkReporter::Run& r, const char* name) {
 int RunBenchmarks(const BenchOptions& options, int argc, char** argv) {
   RegisterRopeBenchmarks(options.quick);
   RegisterSinusoidalBenchmarks(options.quick);
+  RegisterReropeBenchmarks(options.quick);
   benchmark::Initialize(&argc, argv);
   RowCollector collector(!options.compact);
   benchmark::RunSpecifiedBenchmarks(&collector);

@@ -3,8 +3,8 @@
  * Everything the C++ API offers: RoPE on q/k tensor views (any strides, f32/bf16/f16, GQA, in or
  * out of place, half or interleaved pairs, partial rotary, inverse, attention factor, positions
  * as offsets or ids), cos/sin on the fly, from a table object or from caller caches, frequencies
- * from a model config.json; sinusoidal tables and fused adds; bf16/f16 conversions; SIMD target
- * info and capping; version.
+ * from a model config.json; ReRoPE attention scores; sinusoidal tables and fused adds; bf16/f16
+ * conversions; SIMD target info and capping; version.
  *
  * Errors: every function returning posenc_status validates all arguments first and writes
  * nothing when it fails. posenc_last_error() then returns a message naming the argument and its
@@ -276,6 +276,58 @@ POSENC_API void posenc_sinusoidal_table_destroy(posenc_sinusoidal_table* table);
 /* Row p (d_model floats), or NULL when p is outside the table. */
 POSENC_API const float* posenc_sinusoidal_table_row(const posenc_sinusoidal_table* table,
                                                     int64_t p);
+
+/* ReRoPE: attention scores with relative RoPE positions, exact or mapped beyond a window (see
+ * posenc/rerope.h and docs/rerope.md). For q [batch, q_len, heads, head_dim] and an UNROTATED k
+ * [batch, k_len, kv_heads, head_dim] (q's dtype; heads a multiple of kv_heads), writes the f32
+ * scores [batch, heads, q_len, k_len] = scale * q_i . R(-f(p_i - p_j)) k_j (the rotary part times
+ * attention_factor^2), -inf where causal and p_j > p_i. Modes: f(a) = a (exact), min(a, w) (cap:
+ * ReRoPE), a <= w ? a : w + (a - w) / leak (leaky), a <= w ? a : w (1 + ln(a / w)) (log); negative
+ * distances mirror. Within 0.5 ulp + (r/16 + (head_dim - r)/8 + 16) 2^-53 M of the exact value. */
+typedef enum posenc_distance_mode {
+  POSENC_DISTANCE_EXACT = 0,
+  POSENC_DISTANCE_CAP = 1,
+  POSENC_DISTANCE_LEAKY = 2,
+  POSENC_DISTANCE_LOG = 3
+} posenc_distance_mode;
+
+typedef struct posenc_rerope_table posenc_rerope_table; /* opaque, immutable */
+
+typedef struct posenc_rerope_params {
+  posenc_distance_mode mode;
+  int64_t window;           /* w > 0 for cap, leaky and log */
+  double leak;              /* leaky: > 1 */
+  posenc_pairs pairs;
+  int64_t rotary_dim;       /* 0: head_dim (or the config's) */
+  double base;              /* rope_theta, when inv_freq is NULL */
+  const double* inv_freq;   /* rotary_dim / 2 values, or NULL */
+  int64_t inv_freq_len;
+  double attention_factor;
+  const posenc_config* config;  /* if set: frequencies, factor and rotary_dim from the config */
+  posenc_positions q_positions; /* of the queries, [batch, q_len] ids */
+  posenc_positions k_positions; /* of the keys, [batch, k_len] ids */
+  double scale;             /* softmax scale, multiplies every score */
+  int causal;               /* nonzero: p_j > p_i gives -inf */
+  const posenc_rerope_table* table; /* cos/sin by distance (its frequencies, factor and map) */
+  int max_threads;          /* 0: all (TBB's current arena); 1: serial */
+} posenc_rerope_params;
+
+/* Defaults: exact, half pairs, base 10000, factor 1, scale 1, positions from 0, not causal. */
+POSENC_API void posenc_rerope_params_init(posenc_rerope_params* params);
+POSENC_API posenc_status posenc_rerope_scores(const posenc_tensor* q, const posenc_tensor* k,
+                                              const posenc_tensor* scores,
+                                              const posenc_rerope_params* params);
+/* The same in scalar double precision (the oracle); params.config must be NULL. */
+POSENC_API posenc_status posenc_rerope_scores_reference(const posenc_tensor* q,
+                                                        const posenc_tensor* k,
+                                                        const posenc_tensor* scores,
+                                                        const posenc_rerope_params* params);
+/* Rows for distances [0, max_distance) with params' frequencies, attention factor and map
+ * (mode, window, leak; params.config must be NULL). */
+POSENC_API posenc_status posenc_rerope_table_create(const posenc_rerope_params* params,
+                                                    int64_t rotary_dim, int64_t max_distance,
+                                                    posenc_rerope_table** out);
+POSENC_API void posenc_rerope_table_destroy(posenc_rerope_table* table);
 
 /* bf16 / f16 <-> f32, round to nearest even, identical on every target. */
 POSENC_API posenc_status posenc_convert_to_f32(const void* src, posenc_dtype dtype, size_t n,

@@ -49,6 +49,16 @@ posenc::Tensor ToTensor(const posenc_tensor* t) {
   return out;
 }
 
+Positions ToPositions(const posenc_positions& p) {
+  Positions out;
+  out.kind = static_cast<Positions::Kind>(RawEnum(p.kind));
+  out.offset = p.offset;
+  out.batch_offsets = p.batch_offsets;
+  out.ids32 = p.ids32;
+  out.ids64 = p.ids64;
+  return out;
+}
+
 }  // namespace capi
 }  // namespace posenc
 
@@ -60,6 +70,7 @@ using posenc::capi::Fail;
 using posenc::capi::Guard;
 using posenc::capi::LastError;
 using posenc::capi::RawEnum;
+using posenc::capi::ToPositions;
 using posenc::capi::ToTensor;
 
 posenc_tensor FromTensor(const posenc::Tensor& t) {
@@ -70,16 +81,6 @@ posenc_tensor FromTensor(const posenc::Tensor& t) {
     out.shape[i] = t.shape[i];
     out.strides[i] = t.strides[i];
   }
-  return out;
-}
-
-posenc::Positions ToPositions(const posenc_positions& p) {
-  posenc::Positions out;
-  out.kind = static_cast<posenc::Positions::Kind>(RawEnum(p.kind));
-  out.offset = p.offset;
-  out.batch_offsets = p.batch_offsets;
-  out.ids32 = p.ids32;
-  out.ids64 = p.ids64;
   return out;
 }
 
@@ -181,6 +182,16 @@ size_t JoinNames(const std::vector<std::string>& names, char* buf, size_t capaci
 }
 
 }  // namespace
+
+// What lib/api/c_api_rerope.cc (and any later C API file) shares with this one.
+namespace posenc {
+namespace capi {
+posenc_status Report(const Status& st) { return ::Report(st); }
+posenc_status Fail(posenc_status code, const std::string& message) { return ::Fail(code, message); }
+Tensor ToTensor(const posenc_tensor* t) { return ::ToTensor(t); }
+Positions ToPositions(const posenc_positions& p) { return ::ToPositions(p); }
+}  // namespace capi
+}  // namespace posenc
 
 extern "C" {
 

@@ -61,6 +61,7 @@ posenc_status Guard(const Body& body) {
 posenc::Tensor ToTensor(const posenc_tensor* t);
 // The C parameters as RopeParams (params->config is not read here).
 Status ToRopeParams(const posenc_rope_params* p, RopeParams* out);
+Positions ToPositions(const posenc_positions& p);
 
 }  // namespace capi
 }  // namespace posenc

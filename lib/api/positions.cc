@@ -8,36 +8,36 @@
 namespace posenc {
 namespace api {
 
-Status CheckPositions(const Positions& p, int64_t batch, int64_t seq) {
+Status CheckPositions(const Positions& p, int64_t batch, int64_t seq, const char* name) {
   switch (p.kind) {
     case Positions::Kind::kOffset: {
       int64_t last;
       if (__builtin_add_overflow(p.offset, seq - 1, &last)) {
-        return Err(StatusCode::kInvalidArgument, "positions.offset = ", p.offset,
+        return Err(StatusCode::kInvalidArgument, name, ".offset = ", p.offset,
                    ": offset + seq - 1 overflows int64");
       }
       return Status::Ok();
     }
     case Positions::Kind::kPerBatchOffsets:
       if (p.batch_offsets == nullptr) {
-        return Err(StatusCode::kInvalidArgument, "positions.batch_offsets is null");
+        return Err(StatusCode::kInvalidArgument, name, ".batch_offsets is null");
       }
       for (int64_t b = 0; b < batch; ++b) {
         int64_t last;
         if (__builtin_add_overflow(p.batch_offsets[b], seq - 1, &last)) {
-          return Err(StatusCode::kInvalidArgument, "positions.batch_offsets[", b,
+          return Err(StatusCode::kInvalidArgument, name, ".batch_offsets[", b,
                      "] = ", p.batch_offsets[b], ": offset + seq - 1 overflows int64");
         }
       }
       return Status::Ok();
     case Positions::Kind::kIds32:
-      if (p.ids32 == nullptr) return Err(StatusCode::kInvalidArgument, "positions.ids32 is null");
+      if (p.ids32 == nullptr) return Err(StatusCode::kInvalidArgument, name, ".ids32 is null");
       return Status::Ok();
     case Positions::Kind::kIds64:
-      if (p.ids64 == nullptr) return Err(StatusCode::kInvalidArgument, "positions.ids64 is null");
+      if (p.ids64 == nullptr) return Err(StatusCode::kInvalidArgument, name, ".ids64 is null");
       return Status::Ok();
   }
-  return Err(StatusCode::kInvalidArgument, "positions.kind = ", static_cast<int>(p.kind),
+  return Err(StatusCode::kInvalidArgument, name, ".kind = ", static_cast<int>(p.kind),
              ": not a Positions::Kind");
 }
 

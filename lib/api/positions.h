@@ -15,8 +15,9 @@ namespace api {
 // kOutOfRange rather than return meaningless values.
 constexpr double kMaxAngle = 1125899906842624.0;
 
-// Pointers non-null, offset + seq - 1 without int64 overflow.
-Status CheckPositions(const Positions& p, int64_t batch, int64_t seq);
+// Pointers non-null, offset + seq - 1 without int64 overflow. Messages name the argument `name`.
+Status CheckPositions(const Positions& p, int64_t batch, int64_t seq,
+                      const char* name = "positions");
 
 // Smallest and largest position of the call, with the first token holding each.
 struct PositionRange {

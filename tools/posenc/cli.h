@@ -23,6 +23,7 @@ void AddRope(CLI::App& app);
 void AddDemo(CLI::App& app);
 void AddFreqs(CLI::App& app);
 void AddSinusoidal(CLI::App& app);
+void AddRerope(CLI::App& app);
 void AddBench(CLI::App& app);  // only when built with the benchmarks (POSENC_CLI_WITH_BENCH)
 
 // The RoPE layer type `layer_type` of a model ("" = the model's only RoPE); a UsageError naming

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   posenc::cli::AddDemo(app);
   posenc::cli::AddFreqs(app);
   posenc::cli::AddSinusoidal(app);
+  posenc::cli::AddRerope(app);
 #ifdef POSENC_CLI_WITH_BENCH
   posenc::cli::AddBench(app);
 #endif
