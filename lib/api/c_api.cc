@@ -183,16 +183,6 @@ size_t JoinNames(const std::vector<std::string>& names, char* buf, size_t capaci
 
 }  // namespace
 
-// What lib/api/c_api_rerope.cc (and any later C API file) shares with this one.
-namespace posenc {
-namespace capi {
-posenc_status Report(const Status& st) { return ::Report(st); }
-posenc_status Fail(posenc_status code, const std::string& message) { return ::Fail(code, message); }
-Tensor ToTensor(const posenc_tensor* t) { return ::ToTensor(t); }
-Positions ToPositions(const posenc_positions& p) { return ::ToPositions(p); }
-}  // namespace capi
-}  // namespace posenc
-
 extern "C" {
 
 posenc_tensor posenc_tensor_bshd(void* data, posenc_dtype dtype, int64_t batch, int64_t seq,
