@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: a Release build (library, CLI, benchmarks, all tests on
-# every SIMD target this CPU runs), the tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer, and the aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048
-# bits, SVE2; tools/cross_test.sh). Set POSENC_SHARED_DIR if shared/ is not beside the repository;
-# POSENC_SKIP_CROSS=1 skips the aarch64 part (it is on by default and in CI).
+# Sets up, builds and runs every test: a Release build with g++ (library, CLI, benchmarks, all
+# tests on every SIMD target this CPU runs), the tests again built with clang under
+# AddressSanitizer + UndefinedBehaviorSanitizer (clang's fallback target is EMU128, g++'s SCALAR),
+# each libFuzzer target for a bounded time (tools/fuzz.sh; POSENC_FUZZ_SECONDS, default 45), and
+# the aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048 bits, SVE2; tools/cross_test.sh).
+# Set POSENC_SHARED_DIR if shared/ is not beside the repository; POSENC_SKIP_CROSS=1 skips the
+# aarch64 part (it is on by default and in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Let ccache share results between checkouts in different folders (CI builds a fresh clone).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 bash tools/setup.sh
 jobs="${JOBS:-$(nproc)}"
+total_start=$(date +%s)
 shared=()
 [ -n "${POSENC_SHARED_DIR:-}" ] && shared=(-DPOSENC_SHARED_DIR="$POSENC_SHARED_DIR")
 
@@ -19,16 +22,24 @@ cmake --build build/release -j"$jobs"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 echo "test.sh: release build + tests took $(( $(date +%s) - start )) s"
 
+# The sanitizer stage builds with clang 14, so the whole suite (reproducibility and hash tests
+# included) also runs with clang's EMU128 fallback target; the fuzz targets share this build.
 start=$(date +%s)
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_BENCH=OFF "${shared[@]}"
-cmake --build build/asan -j"$jobs"
+CC=clang CXX=clang++ cmake -S . -B build/clang-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON -DPOSENC_BUILD_BENCH=OFF "${shared[@]}"
+cmake --build build/clang-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs"
-echo "test.sh: sanitizer build + tests took $(( $(date +%s) - start )) s"
+  ctest --test-dir build/clang-asan --output-on-failure -j"$jobs"
+echo "test.sh: clang ASan+UBSan build + tests took $(( $(date +%s) - start )) s"
+
+# Each fuzz target for POSENC_FUZZ_SECONDS (default 45) from its committed seeds.
+start=$(date +%s)
+bash tools/fuzz.sh build/clang-asan
+echo "test.sh: fuzzing (4 targets) took $(( $(date +%s) - start )) s"
 
 if [ "${POSENC_SKIP_CROSS:-0}" != 1 ]; then
   start=$(date +%s)
   bash tools/cross_test.sh
   echo "test.sh: aarch64 cross build + QEMU suite took $(( $(date +%s) - start )) s"
 fi
+echo "test.sh: all stages took $(( $(date +%s) - total_start )) s"

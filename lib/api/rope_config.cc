@@ -1,7 +1,10 @@
 // ApplyRope with a model config: frequencies from the config at the call's sequence length.
+#include <memory>
 #include <new>
 
+#include "lib/api/guard.h"
 #include "lib/api/positions.h"
+#include "lib/api/rope_prepare.h"
 #include "lib/api/tensor_checks.h"
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
@@ -22,32 +25,34 @@ bool SameConfig(const RopeConfig& a, const RopeConfig& b) {
 }
 
 // The frequencies of the last (config, L) this thread asked for: a decode loop that calls
-// ApplyRope(config) every step computes them once (ComputeFrequencies costs ~100 us).
-Status CachedFrequencies(const RopeConfig& config, int64_t seq_len, const RopeFrequencies** out) {
+// ApplyRope(config) every step computes them once (ComputeFrequencies costs ~100 us). Shared, not
+// lent: a thread waiting inside tbb::parallel_for may run another task that calls ApplyRope with
+// another config and moves the memo on, while the first call's kernels still read its values.
+Status CachedFrequencies(const RopeConfig& config, int64_t seq_len,
+                         std::shared_ptr<const RopeFrequencies>* out) {
   struct Memo {
-    bool valid = false;
     RopeConfig config;
     int64_t seq_len = 0;
-    RopeFrequencies freqs;
+    std::shared_ptr<const RopeFrequencies> freqs;
   };
   thread_local Memo memo;
-  if (!memo.valid || memo.seq_len != seq_len || !SameConfig(memo.config, config)) {
-    RopeFrequencies f;
-    Status st = ComputeFrequencies(config, seq_len, &f);
+  if (memo.freqs == nullptr || memo.seq_len != seq_len || !SameConfig(memo.config, config)) {
+    auto f = std::make_shared<RopeFrequencies>();
+    Status st = ComputeFrequencies(config, seq_len, f.get());
     if (!st.ok()) return st;
+    memo.freqs.reset();  // invalid until the key is fully copied (the copy may throw)
     memo.config = config;
     memo.seq_len = seq_len;
     memo.freqs = std::move(f);
-    memo.valid = true;
   }
-  *out = &memo.freqs;
+  *out = memo.freqs;
   return Status::Ok();
 }
 
 }  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const RopeParams& params) {
-  try {
+  return api::Guarded("posenc::ApplyRope(config)", [&] {
     if (params.source.kind != CosSinSource::Kind::kOnTheFly) {
       return api::Err(StatusCode::kInvalidArgument,
                       "source: ApplyRope with a config computes cos/sin on the fly; for a table, "
@@ -58,13 +63,16 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
     const Tensor& shape = tensors.q.present() ? tensors.q : tensors.k;
     const bool length_dependent =
         config.rope_type == RopeType::kDynamic || config.rope_type == RopeType::kLongRope;
-    if (length_dependent && shape.present() && shape.shape[0] > 0 && shape.shape[1] > 0) {
+    if (length_dependent) {
+      // The positions are read for batch x seq tokens: the views must be valid first.
+      Status st = api::CheckRopeTensors(tensors);
+      if (!st.ok()) return st;
       int64_t largest = 0;
-      Status st = api::LargestPosition(params.positions, shape.shape[0], shape.shape[1], &largest);
+      st = api::LargestPosition(params.positions, shape.shape[0], shape.shape[1], &largest);
       if (!st.ok()) return st;
       seq_len = largest < 0 ? 0 : largest + 1;
     }
-    const RopeFrequencies* cached = nullptr;
+    std::shared_ptr<const RopeFrequencies> cached;  // held until the kernels are done
     Status st = CachedFrequencies(config, seq_len, &cached);
     if (!st.ok()) return st;
     const RopeFrequencies& f = *cached;
@@ -78,9 +86,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
     p.freqs.inv_freq_len = static_cast<int64_t>(f.inv_freq.size());
     p.freqs.attention_factor = f.attention_factor;
     return ApplyRope(tensors, p);
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 }  // namespace posenc

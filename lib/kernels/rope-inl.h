@@ -2,18 +2,43 @@
 //
 //   forward:  (x, y) -> (x*c - y*s, y*c + x*s)
 //   inverse:  (x, y) -> (x*c + y*s, y*c - x*s)      (rotation by -theta)
-// x, y, c, s are f32 in memory. Two arithmetic variants (RotationArithmetic in posenc/rope.h),
-// with M = max(|x|, |y|), |c|, |s| <= 1 and c, s already rounded to f32 (each term
-// |x|*|dc| + |y|*|ds| < M * 2^-24 < 1 ulp(M)):
-//   kF64: promote to double, rotate, round once: + 0.5 ulp(out) <= 1 ulp(M)  => < 2 ulp(M).
-//         Costs 6 conversions per 4 pairs: ~2x slower than kF32 while data sit in cache.
-//   kF32: two product roundings (<= 0.5 ulp(M) each) and the sum's (<= 1 ulp(M)) => < 3 ulp(M).
-// Products and sums are separate Mul and Add/Sub (never MulAdd: FMA exists on AVX2/AVX3 only
-// and fusing there would change bits relative to SSE4/SSSE3/SCALAR; the build also passes
-// -ffp-contract=off). Tails run the same code on 1-lane vectors, so every element gets identical
-// arithmetic wherever it falls in a vector. Half-layout pairs (x[i], x[i + r/2]) are two plain
-// loads; interleaved pairs (x[2i], x[2i+1]) use LoadInterleaved2, which is correct on the 1-lane
-// SCALAR target too (shuffle tricks such as Reverse2 are not: HIGHWAY-1.0.3.md pitfall 1).
+// x, y, c, s are f32 in memory. Two arithmetic variants for f32 tensors (RotationArithmetic in
+// posenc/rope.h): kF64 promotes, rotates in double and rounds once (6 conversions per 4 pairs:
+// ~2x slower than kF32 while data sit in cache); kF32 uses f32 products and sums. bf16/f16
+// tensors use the kF32 arithmetic on their exactly widened values and round the result once.
+//
+// Accuracy: the one measure of the contract (posenc/rope.h, reference::MaxPairUlpError). For a
+// pair with inputs (x, y), M = max(|x|, |y|), exact outputs (X, Y) (the rotation by the double
+// angle with exact m*cos, m*sin; m = attention factor; caller caches: their values), every
+// output o of storage type T satisfies
+//     |o - X| < B * ulp_T(M),  B = 2 (f32, kF64), 3 (f32, kF32), 1 + 3*2^-13 (f16), 1 + 3*2^-16 (bf16)
+// provided |m| <= 1 (caches: |cos|, |sin| <= 1), |angle| < 2^29 (exact reduction, sincos-inl.h),
+// and 2M <= the largest finite T (no output can overflow). Proof. Let M in [2^e, 2^(e+1)),
+// ulp = ulp_f32, so ulp(M) = 2^(e-23) and M * 2^-24 <= (1 - 2^-24) ulp(M) (subnormal M: ulp(M) =
+// 2^-149 and every bound below holds a fortiori).
+//   (a) c = f32(m cos(theta)) is within 2^-25 (half an ulp below 1) + 2^-52 (the engine) of the
+//       exact m cos(theta); likewise s. So |x dc| + |y ds| <= M (2^-24 + 2^-51) < ulp(M).
+//       (Caches are exact by definition: this term is 0.)
+//   (b) |c|, |s| <= 1, so every product is <= M and every sum <= 2M < 2^(e+2): rounding one
+//       costs at most half an ulp there, i.e. <= 0.5 ulp(M) for a product, <= ulp(M) for a sum.
+//   kF64: the double products of f32 values are exact, the double sum rounds by <= 2^-51 M, the
+//         f32 result by <= ulp(M) (b): < ulp(M) (a, with the 2^-51 M) + ulp(M) = 2 ulp(M).
+//   kF32: (a) + two products (b) + the sum (b): < ulp(M) + 0.5 + 0.5 + 1 ulp(M) = 3 ulp(M).
+//   bf16/f16: the f32 value v is within 3 ulp(M) of X (kF32) and |v| <= 2M, so rounding it to T
+//         costs <= 0.5 ulp_T(2M) = ulp_T(M): < ulp_T(M) + 3 ulp(M) = (1 + 3 * 2^(p-23)) ulp_T(M),
+//         p = 10 (f16), 7 (bf16) mantissa bits (in T's subnormal range ulp(M) is smaller still).
+//   When |X| lies in the binade above M the last rounding alone can cost a full ulp_T(M), so no
+//   half type can promise "1 ulp of M": tests/accuracy_bound_test.cc finds such pairs.
+//
+// Bitwise reproducibility: products and sums are separate Mul and Add/Sub (never MulAdd: FMA
+// exists on AVX2/AVX3 only and fusing there would change bits relative to SSE4/SSSE3/SCALAR; the
+// build also passes -ffp-contract=off). Tails run the same code on 1-lane vectors, so every
+// element gets identical arithmetic wherever it falls in a vector. Every NaN output is the
+// canonical quiet NaN (CanonicalizeNaN): which of two NaN operands an Add returns depends on the
+// operand order each target's compiler picked, and Inf * 0 differs in sign between x86 and Arm.
+// Half-layout pairs (x[i], x[i + r/2]) are two plain loads; interleaved pairs (x[2i], x[2i+1])
+// use LoadInterleaved2, which is correct on the 1-lane SCALAR target too (shuffle tricks such as
+// Reverse2 are not: HIGHWAY-1.0.3.md pitfall 1).
 
 #if defined(POSENC_LIB_KERNELS_ROPE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_ROPE_INL_H_
@@ -63,6 +88,9 @@ struct Lanes {
       (void)d;
       Rotate<kInverse>(x, y, c, s, ox, oy);
     }
+    const DF df;
+    ox = CanonicalizeNaN(df, ox);
+    oy = CanonicalizeNaN(df, oy);
   }
 };
 
@@ -125,8 +153,8 @@ HWY_INLINE void RotateHalfLanesT(D d, const T* in, const float* HWY_RESTRICT cos
   hn::Vec<D> ox, oy;
   Rotate<kInverse>(LoadAsF32(d, in), LoadAsF32(d, in + half), hn::LoadU(d, cos), hn::LoadU(d, sin),
                    ox, oy);
-  StoreFromF32(ox, d, out);
-  StoreFromF32(oy, d, out + half);
+  StoreFromF32(CanonicalizeNaN(d, ox), d, out);
+  StoreFromF32(CanonicalizeNaN(d, oy), d, out + half);
 }
 
 template <bool kInverse, class T, class D>
@@ -138,8 +166,8 @@ HWY_INLINE void RotateInterleavedLanesT(D d, const T* in, const float* HWY_RESTR
   hn::Vec<D> ox, oy;
   Rotate<kInverse>(BitsToF32(d, a, static_cast<T*>(nullptr)), BitsToF32(d, b, static_cast<T*>(nullptr)),
                    hn::LoadU(d, cos), hn::LoadU(d, sin), ox, oy);
-  hn::StoreInterleaved2(F32ToBits(d, ox, static_cast<T*>(nullptr)),
-                        F32ToBits(d, oy, static_cast<T*>(nullptr)), du16,
+  hn::StoreInterleaved2(F32ToBits(d, CanonicalizeNaN(d, ox), static_cast<T*>(nullptr)),
+                        F32ToBits(d, CanonicalizeNaN(d, oy), static_cast<T*>(nullptr)), du16,
                         reinterpret_cast<uint16_t*>(out));
 }
 
