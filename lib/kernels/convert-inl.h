@@ -1,4 +1,4 @@
-// Per-target f64 -> f32 rounding that gives the same bits on every target, and the canonical NaN.
+// Per-target f64 -> f32 rounding that gives the same bits on every target.
 //
 // Hardware conversions (x86 cvtpd2ps, Arm fcvtn / SVE fcvt) round to nearest even, overflow to
 // +-Inf and keep NaN a NaN (quieted, top payload bits). Highway 1.0.3's C++ emulations of
@@ -48,16 +48,6 @@ HWY_INLINE hn::Vec<hn::Rebind<float, D64>> DemoteF64ToF32(D64 d64, hn::Vec<D64> 
   (void)d64;
   return hn::DemoteTo(df, v);
 #endif
-}
-
-// Every NaN lane of an f32 vector replaced by the canonical quiet NaN 0x7FC00000 (positive, zero
-// payload). Which NaN an IEEE operation returns when both operands are NaN is the first operand's
-// on x86 and depends on the operand order the compiler picked for that target; the NaN made from
-// Inf * 0 is negative on x86 and positive on Arm. RoPE outputs therefore carry this one NaN.
-template <class DF>
-HWY_INLINE hn::Vec<DF> CanonicalizeNaN(DF df, hn::Vec<DF> v) {
-  const hn::RebindToUnsigned<DF> du;
-  return hn::IfThenElse(hn::IsNaN(v), hn::BitCast(df, hn::Set(du, 0x7FC00000u)), v);
 }
 
 }  // namespace HWY_NAMESPACE
