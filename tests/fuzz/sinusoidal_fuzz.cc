@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -229,8 +230,15 @@ void FuzzOne(FuzzedDataProvider& in) {
         if (pos_kind == 1) position = pos[static_cast<size_t>(b)] + s;
         if (pos_kind >= 2) position = pos[static_cast<size_t>(b * seq + s)];
         if (pos_kind == 2) position = static_cast<int32_t>(position);
+        // The bound's domain: angles below 2^29 (exact reduction). w_i <= 1 for base >= 1; for
+        // base < 1 the largest frequency is the last one.
         const double angle_pos = static_cast<double>(position) + static_cast<double>(p.position_offset);
-        if (p.table == nullptr && std::fabs(angle_pos) > std::ldexp(1.0, 24)) continue;
+        const double h = static_cast<double>(d / 2);
+        const double max_w = p.base >= 1.0 ? 1.0
+                             : p.spacing == FrequencySpacing::kPaper
+                                 ? std::pow(p.base, -2.0 * (h - 1.0) / static_cast<double>(d))
+                                 : 1.0 / p.base;
+        if (p.table == nullptr && !(std::fabs(angle_pos) * max_w < std::ldexp(1.0, 29))) continue;
         for (int64_t j = 0; j < d; ++j) {
           const double e = exact[static_cast<size_t>((b * seq + s) * d + j)];
           const uint32_t bits = out_bits(b, s, j);
@@ -245,8 +253,18 @@ void FuzzOne(FuzzedDataProvider& in) {
           }
           const double tol = 0.5 * UlpAt(dtype, std::max(std::fabs(e), std::fabs(got))) +
                              (dtype == DType::kF32 ? 0.0 : 0.5 * UlpAt(DType::kF32, e)) + std::ldexp(1.0, -50);
-          Check(std::fabs(got - e) <= tol, "table entry " + std::to_string(got) + " vs exact " +
-                                               std::to_string(e));
+          if (!(std::fabs(got - e) <= tol)) {
+            char msg[320];
+            std::snprintf(msg, sizeof msg,
+                          "%s table entry [b=%lld s=%lld j=%lld] = %.17g, exact %.17g, tolerance %.3g "
+                          "(position %lld + offset %lld, base %.17g, spacing %d, layout %d, d %lld%s)",
+                          DTypeName(dtype), static_cast<long long>(b), static_cast<long long>(s),
+                          static_cast<long long>(j), got, e, tol, static_cast<long long>(position),
+                          static_cast<long long>(p.position_offset), p.base, static_cast<int>(p.spacing),
+                          static_cast<int>(p.layout), static_cast<long long>(d),
+                          p.table != nullptr ? ", from a table" : "");
+            Check(false, msg);
+          }
         }
       }
     return;
