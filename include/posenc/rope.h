@@ -166,7 +166,8 @@ POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeParams& params
 // on-the-fly path (so results are bitwise identical), immutable and safe to share between threads.
 class POSENC_API RopeTable {
  public:
-  // rotary_dim even and > 0; freqs as in RopeParams. On failure *out is left unchanged.
+  // rotary_dim even and > 0; freqs as in RopeParams; max_positions * rotary_dim / 2 <= 2^32. On
+  // failure *out is left unchanged.
   static Status Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
                        std::shared_ptr<const RopeTable>* out);
 

@@ -76,6 +76,7 @@ POSENC_API Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingV
 // same engine, immutable and shareable between threads.
 class POSENC_API SinusoidalTable {
  public:
+  // d_model even and > 0, max_positions * d_model <= 2^32; params.table must be null.
   static Status Create(const SinusoidalParams& params, int64_t d_model, int64_t max_positions,
                        std::shared_ptr<const SinusoidalTable>* out);
   int64_t d_model() const { return d_model_; }
