@@ -19,7 +19,7 @@
 namespace posenc {
 namespace {
 
-constexpr int64_t kPositions = 64, kPairs = 4096;
+constexpr int64_t kPositions = 64, kPairs = 512;
 
 double Bound(DType dtype, RotationArithmetic a) {
   if (dtype == DType::kF16) return 1.0 + 3.0 * std::ldexp(1.0, -13);

@@ -20,46 +20,86 @@
 #include "posenc/half.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
-#include "tests/rope_test_util.h"
 
 namespace posenc {
 namespace {
 
 enum class Edge { kStart, kEnd };
 
-// `bytes` of memory between two PROT_NONE pages, the data flush against one of them.
-class GuardedBytes {
+// One page of memory between two PROT_NONE pages, mapped once and reused for many buffers
+// (every buffer here fits in a page): Place() copies a buffer flush against the leading guard
+// (kStart) or the trailing one (kEnd).
+class GuardedPage {
  public:
-  GuardedBytes(const void* content, size_t bytes, Edge edge) : bytes_(bytes) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t pages = (bytes + page - 1) / page;
-    map_bytes_ = (pages + 2) * page;
-    void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  GuardedPage() {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* m = mmap(nullptr, 3 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     EXPECT_NE(m, MAP_FAILED);
     map_ = static_cast<unsigned char*>(m);
-    EXPECT_EQ(mprotect(map_, page, PROT_NONE), 0);
-    EXPECT_EQ(mprotect(map_ + (pages + 1) * page, page, PROT_NONE), 0);
-    data_ = edge == Edge::kStart ? map_ + page : map_ + (pages + 1) * page - bytes;
-    std::memcpy(data_, content, bytes);
+    EXPECT_EQ(mprotect(map_, page_, PROT_NONE), 0);
+    EXPECT_EQ(mprotect(map_ + 2 * page_, page_, PROT_NONE), 0);
   }
-  ~GuardedBytes() { munmap(map_, map_bytes_); }
-  GuardedBytes(const GuardedBytes&) = delete;
-  GuardedBytes& operator=(const GuardedBytes&) = delete;
-  void* data() const { return data_; }
-  std::vector<unsigned char> Contents() const { return {data_, data_ + bytes_}; }
+  ~GuardedPage() { munmap(map_, 3 * page_); }
+  GuardedPage(const GuardedPage&) = delete;
+  GuardedPage& operator=(const GuardedPage&) = delete;
+  void* Place(const std::vector<unsigned char>& content, Edge edge) {
+    EXPECT_LE(content.size(), page_);
+    unsigned char* data = edge == Edge::kStart ? map_ + page_ : map_ + 2 * page_ - content.size();
+    std::memcpy(data, content.data(), content.size());
+    return data;
+  }
 
  private:
   unsigned char* map_ = nullptr;
-  unsigned char* data_ = nullptr;
-  size_t map_bytes_ = 0, bytes_ = 0;
+  size_t page_ = 0;
 };
 
+// Where a run's buffers go: guarded pages (one per buffer of the call) or plain vectors.
+class Placer {
+ public:
+  explicit Placer(std::vector<std::unique_ptr<GuardedPage>>* pages, Edge edge)
+      : pages_(pages), edge_(edge) {
+    plain_.reserve(8);
+  }
+  void* operator()(const std::vector<unsigned char>& content) {
+    if (pages_ != nullptr) {
+      if (used_ == pages_->size()) pages_->push_back(std::make_unique<GuardedPage>());
+      return (*pages_)[used_++]->Place(content, edge_);
+    }
+    plain_.push_back(content);
+    return plain_.back().data();
+  }
+
+ private:
+  std::vector<std::unique_ptr<GuardedPage>>* pages_;
+  Edge edge_;
+  size_t used_ = 0;
+  std::vector<std::vector<unsigned char>> plain_;
+};
+
+// n values in [-4, 4) from a 32-bit LCG (cheap: this test makes ~100k buffers), stored as dtype.
 std::vector<unsigned char> RandomBytes(DType dtype, size_t n, uint32_t seed) {
   std::vector<float> v(n);
-  test::FillNormal(v.data(), n, seed);
+  uint32_t s = seed * 2654435761u + 1;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(static_cast<int32_t>(s >> 8) - (1 << 23)) * (1.0f / (1 << 21));
+  }
   std::vector<unsigned char> out(n * DTypeSize(dtype));
   EXPECT_TRUE(ConvertFromF32(v.data(), n, dtype, out.data()).ok());
   return out;
+}
+
+// The harness itself: one byte past either end of a placed buffer is inaccessible.
+TEST(GuardPageTest, GuardsFault) {
+  GuardedPage page;
+  const std::vector<unsigned char> four(4, 7);
+  const volatile unsigned char* end = static_cast<unsigned char*>(page.Place(four, Edge::kEnd));
+  EXPECT_EQ(end[3], 7);
+  EXPECT_DEATH((void)end[4], "");
+  const volatile unsigned char* start = static_cast<unsigned char*>(page.Place(four, Edge::kStart));
+  EXPECT_EQ(start[0], 7);
+  EXPECT_DEATH((void)start[-1], "");
 }
 
 enum class Source { kOnTheFlyIds, kOnTheFlyInvFreq, kTable, kByPosition, kPerToken };
@@ -76,7 +116,9 @@ constexpr int64_t kSeq = 3, kHq = 2, kHk = 1;
 
 // Runs the case with every buffer guarded at `edge` (guarded = true) or in plain vectors, and
 // returns the bytes of q's and k's outputs.
-std::vector<unsigned char> RunRope(const RopeCase& c, const RopeTable* table, bool guarded, Edge edge) {
+std::vector<unsigned char> RunRope(const RopeCase& c, const RopeTable* table,
+                                   std::vector<std::unique_ptr<GuardedPage>>* pages, Edge edge) {
+  const bool guarded = pages != nullptr;
   const int64_t half = c.rotary_dim / 2;
   const std::vector<unsigned char> qv = RandomBytes(c.dtype, kSeq * kHq * c.head_dim, 1);
   const std::vector<unsigned char> kv = RandomBytes(c.dtype, kSeq * kHk * c.head_dim, 2);
@@ -88,17 +130,7 @@ std::vector<unsigned char> RunRope(const RopeCase& c, const RopeTable* table, bo
   const std::vector<unsigned char> cosv = RandomBytes(c.cache_dtype, static_cast<size_t>(rows * half), 3);
   const std::vector<unsigned char> sinv = RandomBytes(c.cache_dtype, static_cast<size_t>(rows * half), 4);
 
-  std::vector<std::unique_ptr<GuardedBytes>> keep;
-  std::vector<std::vector<unsigned char>> plain;
-  auto place = [&](const std::vector<unsigned char>& content) -> void* {
-    if (guarded) {
-      keep.push_back(std::make_unique<GuardedBytes>(content.data(), content.size(), edge));
-      return keep.back()->data();
-    }
-    plain.push_back(content);
-    return plain.back().data();
-  };
-  plain.reserve(8);
+  Placer place(guarded ? pages : nullptr, edge);
   RopeTensors t;
   void* q = place(qv);
   void* k = place(kv);
@@ -147,6 +179,7 @@ std::vector<unsigned char> RunRope(const RopeCase& c, const RopeTable* table, bo
 
 TEST(GuardPageTest, RopeTouchesNothingBeyondAnyBuffer) {
   const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  std::vector<std::unique_ptr<GuardedPage>> pages;
   int calls = 0;
   for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
@@ -174,9 +207,9 @@ TEST(GuardPageTest, RopeTouchesNothingBeyondAnyBuffer) {
               c.source = source;
               c.in_place = (d / 2 + static_cast<int64_t>(source)) % 2 == 0;
               const RopeTable* table = c.rotary_dim == d ? table_full.get() : table_partial.get();
-              const std::vector<unsigned char> expected = RunRope(c, table, false, Edge::kStart);
+              const std::vector<unsigned char> expected = RunRope(c, table, nullptr, Edge::kStart);
               for (Edge edge : {Edge::kStart, Edge::kEnd}) {
-                ASSERT_EQ(RunRope(c, table, true, edge), expected)
+                ASSERT_EQ(RunRope(c, table, &pages, edge), expected)
                     << hwy::TargetName(target) << " head_dim " << d << " dtype " << DTypeName(dtype)
                     << " source " << static_cast<int>(source) << " edge " << static_cast<int>(edge);
                 ++calls;
@@ -189,6 +222,7 @@ TEST(GuardPageTest, RopeTouchesNothingBeyondAnyBuffer) {
 }
 
 TEST(GuardPageTest, SinusoidalTouchesNothingBeyondAnyBuffer) {
+  std::vector<std::unique_ptr<GuardedPage>> pages;
   int calls = 0;
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
@@ -205,17 +239,7 @@ TEST(GuardPageTest, SinusoidalTouchesNothingBeyondAnyBuffer) {
             const int64_t ids[kSeq] = {9, 0, 5};
             std::vector<unsigned char> id_bytes(sizeof ids);
             std::memcpy(id_bytes.data(), ids, sizeof ids);
-            std::vector<std::unique_ptr<GuardedBytes>> keep;
-            std::vector<std::vector<unsigned char>> plain;
-            plain.reserve(4);
-            auto place = [&](const std::vector<unsigned char>& content) -> void* {
-              if (guarded) {
-                keep.push_back(std::make_unique<GuardedBytes>(content.data(), content.size(), edge));
-                return keep.back()->data();
-              }
-              plain.push_back(content);
-              return plain.back().data();
-            };
+            Placer place(guarded ? &pages : nullptr, edge);
             SinusoidalParams p = base_params;
             p.x_scale = mode == 2 ? 2.0 : 1.0;
             p.exec.max_threads = 1;
