@@ -1,9 +1,10 @@
 // Cross-architecture reproducibility: a fixed battery of RoPE and sinusoidal cases (both pair
 // layouts, partial rotary, inverse, both arithmetics, positions up to 2^24, tables, f32 / bf16 /
-// f16, every sinusoidal convention and spacing) whose output bits are hashed (FNV-1a 64). The
-// same hash must come out on every SIMD target of every architecture: x86 (AVX3, AVX2, SSE4,
-// SSSE3, SCALAR) and aarch64 (NEON, SVE at any vector length, SVE2) alike. Inputs come from an
-// integer generator (no libm, no <random> distributions), so they are the same everywhere.
+// f16, every sinusoidal convention and spacing), and a second battery of special values, whose
+// output bits are hashed (FNV-1a 64). The same hashes must come out on every SIMD target of every
+// architecture and with either compiler: x86 (AVX3, AVX2, SSE4, SSSE3, and the SCALAR (g++) or
+// EMU128 (clang) fallback) and aarch64 (NEON, SVE at any vector length, SVE2) alike. Inputs come
+// from an integer generator (no libm, no <random> distributions), so they are the same everywhere.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -116,6 +117,96 @@ uint64_t BatteryHash() {
   return hash.h;
 }
 
+// Special values, where fallbacks and architectures part ways first: Inf, NaN (quiet and
+// signalling, both signs), overflowing rotations and adds, subnormals, attention factors that
+// overflow or vanish (Inf * 0 makes a NaN whose sign differs between x86 and Arm), caches
+// holding Inf/NaN. Planted at fixed places in the generator's values.
+constexpr uint64_t kExpectedSpecialHash = 0xc5281273557e978fULL;
+
+std::vector<float> SpecialValues(size_t n, uint32_t seed) {
+  std::vector<float> v = Values(n, seed);
+  const uint32_t specials[] = {0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u, 0x7FA00001u,
+                               0xFF812345u, 0x7F7AE148u /* 3.33e38 */, 0xFF70A3D7u /* -3.2e38 */,
+                               0x000116C2u /* 1e-40 */, 0x80000001u, 0x00000000u, 0x80000000u};
+  for (size_t i = 0; i < n; i += 3) std::memcpy(&v[i], &specials[(i / 3) % 12], 4);
+  return v;
+}
+
+uint64_t SpecialBatteryHash() {
+  Hasher hash;
+  const std::vector<int64_t> ids = {0, 1, 3, 100, 4000, 65535};
+  for (double factor : {1.0, 0.0, 1e39, 1e-42})
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+      for (bool inverse : {false, true}) {
+        for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32}) {
+          std::vector<float> q = SpecialValues(2 * 3 * 2 * 18, 21);
+          RopeTensors t;
+          t.q = TensorBSHD(q.data(), 2, 3, 2, 18);
+          RopeParams p;
+          p.pairs = pairs;
+          p.inverse = inverse;
+          p.arithmetic = a;
+          p.rotary_dim = 16;
+          p.freqs.attention_factor = factor;
+          p.positions = Positions::Ids(ids.data());
+          EXPECT_TRUE(ApplyRope(t, p).ok());
+          hash.Add(q.data(), q.size() * 4);
+        }
+        for (DType dtype : {DType::kBF16, DType::kF16}) {
+          const std::vector<float> v = SpecialValues(2 * 3 * 2 * 18, 22);
+          std::vector<uint16_t> bits(v.size());
+          EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+          RopeTensors t;
+          t.q = TensorBSHD(bits.data(), dtype, 2, 3, 2, 18);
+          RopeParams p;
+          p.pairs = pairs;
+          p.inverse = inverse;
+          p.freqs.attention_factor = factor;
+          p.positions = Positions::Ids(ids.data());
+          EXPECT_TRUE(ApplyRope(t, p).ok());
+          hash.Add(bits.data(), bits.size() * 2);
+        }
+      }
+  for (double factor : {1e39, 1e-42}) {
+    Frequencies f;
+    f.attention_factor = factor;
+    std::shared_ptr<const RopeTable> table;
+    EXPECT_TRUE(RopeTable::Create(16, f, 66000, &table).ok());
+    hash.Add(table->cos_row(65530), 6 * 8 * 4);
+    hash.Add(table->sin_row(0), 6 * 8 * 4);
+  }
+  {
+    const std::vector<float> c = SpecialValues(6 * 8, 23), s = SpecialValues(6 * 8, 24);
+    CosSinCache cache;
+    cache.kind = CosSinCache::Kind::kPerToken;
+    cache.cos = c.data();
+    cache.sin = s.data();
+    std::vector<float> q = SpecialValues(2 * 3 * 1 * 16, 25);
+    RopeTensors t;
+    t.q = TensorBSHD(q.data(), 2, 3, 1, 16);
+    RopeParams p;
+    p.source = CosSinSource::Cache(cache);
+    EXPECT_TRUE(ApplyRope(t, p).ok());
+    hash.Add(q.data(), q.size() * 4);
+  }
+  for (double x_scale : {1.0, 2.5, 1e300, 0.0})
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      std::vector<float> x = SpecialValues(6 * 20, 26);
+      std::vector<uint16_t> bits(x.size());
+      void* data = x.data();
+      if (dtype != DType::kF32) {
+        EXPECT_TRUE(ConvertFromF32(x.data(), x.size(), dtype, bits.data()).ok());
+        data = bits.data();
+      }
+      SinusoidalParams sp;
+      sp.x_scale = x_scale;
+      sp.positions = Positions::Ids(ids.data());
+      EXPECT_TRUE(AddSinusoidal(sp, EmbeddingBSD(data, dtype, 2, 3, 20)).ok());
+      hash.Add(data, x.size() * DTypeSize(dtype));
+    }
+  return hash.h;
+}
+
 TEST(CrossArchHashTest, EveryTargetProducesTheExpectedHash) {
   const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
   ASSERT_FALSE(targets.empty());
@@ -124,6 +215,10 @@ TEST(CrossArchHashTest, EveryTargetProducesTheExpectedHash) {
     const uint64_t h = BatteryHash();
     std::printf("hash %s = 0x%016llx\n", hwy::TargetName(target), static_cast<unsigned long long>(h));
     EXPECT_EQ(h, kExpectedHash) << hwy::TargetName(target);
+    const uint64_t special = SpecialBatteryHash();
+    std::printf("hash %s special values = 0x%016llx\n", hwy::TargetName(target),
+                static_cast<unsigned long long>(special));
+    EXPECT_EQ(special, kExpectedSpecialHash) << hwy::TargetName(target) << " (special values)";
   }
   hwy::SetSupportedTargetsForTest(0);
 }

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "lib/kernels/rerope_plan.h"  // DeterministicLn
 #include "posenc/freqs.h"
 #include "posenc/rerope.h"
 
@@ -381,23 +380,6 @@ TEST(DistanceMapTest, ValuesContinuityAndMirror) {
     const double want = w * (1.0 + std::log(static_cast<double>(d) / w));
     EXPECT_NEAR(MappedDistance(log, d), want, 4 * std::fabs(want) * 0x1p-52) << d;
   }
-}
-
-TEST(DistanceMapTest, DeterministicLogMatchesLibm) {
-  // kLog's ln over [1, 2^62): within 3 ulp of libm's (measured 2.0; libm is within ~0.5).
-  uint64_t s = 12345;
-  double worst = 0.0;
-  for (int n = 0; n < 200000; ++n) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    const double x = std::ldexp(1.0 + static_cast<double>(s >> 11) * 0x1p-53, n % 62);
-    const double got = kernels::DeterministicLn(x), want = std::log(x);
-    if (want != 0.0) {
-      worst = std::max(worst, std::fabs(got - want) / std::ldexp(1.0, std::ilogb(want) - 52));
-    }
-  }
-  EXPECT_EQ(kernels::DeterministicLn(1.0), 0.0);
-  EXPECT_LE(worst, 3.0);
-  std::printf("DeterministicLn: worst %.3f ulp from libm\n", worst);
 }
 
 // Lemma 1 of docs/rerope.md: every stored cos / sin is within 4 * 2^-53 of the true value of its

@@ -241,6 +241,181 @@ TEST(RopeReproducibilityTest, HalfPrecisionBitwiseIdenticalAcrossTargetsAndThrea
   ExpectSameEverywhere(RunHalfBattery);
 }
 
+// Special values where targets used to part ways (issue 13 items 2 and 11): Inf, NaN (quiet,
+// signalling, both signs), overflowing products and rotations, subnormals; attention factors
+// that make cos/sin overflow f32, underflow to subnormals, or vanish (Inf * 0 = NaN, whose sign
+// x86 and Arm disagree on); x_scale that overflows the sinusoidal add; caches holding Inf/NaN.
+// With clang the fallback target is EMU128, whose DemoteTo clamped Inf and overflow to FLT_MAX.
+std::vector<float> SpecialInputs(size_t n, uint32_t seed) {
+  std::vector<float> x(n);
+  test::FillNormal(x.data(), n, seed);
+  const uint32_t nan_bits[] = {0x7FC00000u, 0xFFC00000u, 0x7FA00001u, 0xFF812345u, 0x7F800001u};
+  const float specials[] = {INFINITY, -INFINITY, 3.3e38f, -3.2e38f, 1e-40f, -1e-45f, 0.f, -0.f,
+                            1e-39f, 2.9e38f};
+  for (size_t i = 0; i < n; ++i) {
+    if (i % 3 == 0) x[i] = specials[(i / 3) % (sizeof(specials) / sizeof(specials[0]))];
+    if (i % 7 == 1) std::memcpy(&x[i], &nan_bits[(i / 7) % 5], 4);
+  }
+  return x;
+}
+
+std::vector<float> RunSpecialBattery(int max_threads) {
+  std::vector<float> all;
+  auto append_bits = [&all](const void* data, size_t bytes) {  // raw bits, any dtype
+    std::vector<float> v((bytes + 3) / 4, 0.f);
+    std::memcpy(v.data(), data, bytes);
+    all.insert(all.end(), v.begin(), v.end());
+  };
+  const std::vector<int64_t> ids = {0, 1, 3, 100, 4000, 65535};  // 0: sin = 0 exactly
+  for (double factor : {1.0, 0.0, 1e39, 1e-42, -1.0})
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+      for (bool inverse : {false, true}) {
+        for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32}) {
+          std::vector<float> q = SpecialInputs(2 * 3 * 2 * 18, 9);
+          RopeTensors t;
+          t.q = TensorBSHD(q.data(), 2, 3, 2, 18);
+          RopeParams p;
+          p.pairs = pairs;
+          p.inverse = inverse;
+          p.arithmetic = a;
+          p.rotary_dim = 16;
+          p.freqs.attention_factor = factor;
+          p.positions = Positions::Ids(ids.data());
+          p.exec.max_threads = max_threads;
+          EXPECT_TRUE(ApplyRope(t, p).ok());
+          append_bits(q.data(), q.size() * 4);
+        }
+        for (DType dtype : {DType::kBF16, DType::kF16}) {
+          const std::vector<float> v = SpecialInputs(2 * 3 * 2 * 18, 10);
+          std::vector<uint16_t> bits(v.size());
+          EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+          RopeTensors t;
+          t.q = TensorBSHD(bits.data(), dtype, 2, 3, 2, 18);
+          RopeParams p;
+          p.pairs = pairs;
+          p.inverse = inverse;
+          p.freqs.attention_factor = factor;
+          p.positions = Positions::Ids(ids.data());
+          p.exec.max_threads = max_threads;
+          EXPECT_TRUE(ApplyRope(t, p).ok());
+          append_bits(bits.data(), bits.size() * 2);
+        }
+      }
+  // Tables whose rows overflow f32 (factor 1e39) or are subnormal (1e-42).
+  for (double factor : {1e39, 1e-42}) {
+    Frequencies f;
+    f.attention_factor = factor;
+    std::shared_ptr<const RopeTable> table;
+    EXPECT_TRUE(RopeTable::Create(16, f, 4096, &table).ok());
+    append_bits(table->cos_row(4090), 6 * 8 * 4);
+    append_bits(table->sin_row(0), 6 * 8 * 4);
+    std::vector<float> q = SpecialInputs(2 * 3 * 2 * 16, 11);
+    RopeTensors t;
+    t.q = TensorBSHD(q.data(), 2, 3, 2, 16);
+    RopeParams p;
+    const std::vector<int64_t> table_ids = {0, 1, 3, 100, 4000, 4095};
+    p.positions = Positions::Ids(table_ids.data());
+    p.source = CosSinSource::Table(table.get());
+    p.exec.max_threads = max_threads;
+    EXPECT_TRUE(ApplyRope(t, p).ok());
+    append_bits(q.data(), q.size() * 4);
+  }
+  // Caches holding Inf, NaN and huge values, f32 and f16.
+  for (DType cache_dtype : {DType::kF32, DType::kF16}) {
+    const std::vector<float> cv = SpecialInputs(6 * 8, 12), sv = SpecialInputs(6 * 8, 13);
+    std::vector<uint16_t> ch(cv.size()), sh(sv.size());
+    EXPECT_TRUE(ConvertFromF32(cv.data(), cv.size(), DType::kF16, ch.data()).ok());
+    EXPECT_TRUE(ConvertFromF32(sv.data(), sv.size(), DType::kF16, sh.data()).ok());
+    CosSinCache c;
+    c.kind = CosSinCache::Kind::kPerToken;
+    c.dtype = cache_dtype;
+    c.cos = cache_dtype == DType::kF32 ? static_cast<const void*>(cv.data()) : ch.data();
+    c.sin = cache_dtype == DType::kF32 ? static_cast<const void*>(sv.data()) : sh.data();
+    std::vector<float> q = SpecialInputs(2 * 3 * 1 * 16, 14);
+    RopeTensors t;
+    t.q = TensorBSHD(q.data(), 2, 3, 1, 16);
+    RopeParams p;
+    p.source = CosSinSource::Cache(c);
+    p.exec.max_threads = max_threads;
+    EXPECT_TRUE(ApplyRope(t, p).ok());
+    append_bits(q.data(), q.size() * 4);
+  }
+  // Sinusoidal adds: x_scale overflowing the double product's f32 rounding, 0 (Inf * 0), NaN x.
+  for (double x_scale : {1.0, 2.5, 1e300, 0.0, -1e-300})
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      const std::vector<float> v = SpecialInputs(6 * 20, 15);
+      std::vector<uint16_t> bits(v.size());
+      std::vector<float> f = v;
+      void* data = f.data();
+      if (dtype != DType::kF32) {
+        EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+        data = bits.data();
+      }
+      SinusoidalParams sp;
+      sp.x_scale = x_scale;
+      sp.positions = Positions::Ids(ids.data());
+      sp.exec.max_threads = max_threads;
+      EXPECT_TRUE(AddSinusoidal(sp, EmbeddingBSD(data, dtype, 2, 3, 20)).ok());
+      append_bits(data, v.size() * DTypeSize(dtype));
+    }
+  return all;
+}
+
+TEST(RopeReproducibilityTest, SpecialValuesBitwiseIdenticalAcrossTargetsAndThreads) {
+  ExpectSameEverywhere(RunSpecialBattery);
+}
+
+// Every NaN a rotation produces is the canonical quiet NaN, on every target: f32 0x7FC00000,
+// f16 0x7E00, bf16 0x7FC0 (issue 13 item 11: an inverse, interleaved, attention-factor-0 f16
+// case with Inf inputs gave 0xfe00 on AVX2 and 0x7e00 on SSSE3).
+TEST(RopeReproducibilityTest, NaNOutputsAreCanonical) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+      for (double factor : {0.0, 1.0})
+        for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+          for (bool inverse : {false, true}) {
+            const std::vector<float> v = SpecialInputs(1 * 4 * 1 * 16, 21);
+            std::vector<float> f = v;
+            std::vector<uint16_t> bits(v.size());
+            void* data = f.data();
+            if (dtype != DType::kF32) {
+              EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+              data = bits.data();
+            }
+            const std::vector<int64_t> ids = {0, 1, 2, 1000};
+            RopeTensors t;
+            t.q = TensorBSHD(data, dtype, 1, 4, 1, 16);
+            RopeParams p;
+            p.pairs = pairs;
+            p.inverse = inverse;
+            p.freqs.attention_factor = factor;
+            p.positions = Positions::Ids(ids.data());
+            ASSERT_TRUE(ApplyRope(t, p).ok());
+            int nans = 0;
+            for (size_t i = 0; i < v.size(); ++i) {
+              uint32_t b32;
+              std::memcpy(&b32, &f[i], 4);
+              const bool is_nan = dtype == DType::kF32 ? std::isnan(f[i])
+                                                       : dtype == DType::kF16
+                                                             ? (bits[i] & 0x7FFF) > 0x7C00
+                                                             : (bits[i] & 0x7FFF) > 0x7F80;
+              if (!is_nan) continue;
+              ++nans;
+              if (dtype == DType::kF32) {
+                EXPECT_EQ(b32, 0x7FC00000u) << hwy::TargetName(target) << " element " << i;
+              } else {
+                EXPECT_EQ(bits[i], dtype == DType::kF16 ? 0x7E00 : 0x7FC0)
+                    << hwy::TargetName(target) << " " << DTypeName(dtype) << " factor " << factor
+                    << (inverse ? " inverse " : " ") << PairLayoutName(pairs) << " element " << i;
+              }
+            }
+            EXPECT_GT(nans, 0);
+          }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 // A deliberately perturbed input must change the bits: the comparison above can fail.
 TEST(RopeReproducibilityTest, ComparisonDetectsOneUlpChange) {
   std::vector<float> a = RunBattery(1, Path::kOnTheFly);

@@ -2,7 +2,8 @@
 # Installs the Debian bookworm packages posenc builds and tests with. Idempotent: packages that are
 # already installed are skipped, and apt is only touched when something is missing. Runs as root
 # (no sudo needed) or through sudo when it is available.
-#   tools/setup.sh           the native build, tests and benchmarks
+#   tools/setup.sh           the native build, tests and benchmarks (g++; clang 14 and its
+#                            sanitizer/libFuzzer runtimes for the sanitizer and fuzz stages)
 #   tools/setup.sh --cross   also the aarch64 cross toolchain, arm64 libraries and qemu-user
 #   tools/setup.sh --python  also the Python test environment: a virtual environment (from
 #                            Debian's python3) with the pinned PyPI packages of
@@ -21,6 +22,7 @@ done
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
+  clang libclang-rt-14-dev
   libhwy-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   python3-matplotlib python3-venv python3-dev

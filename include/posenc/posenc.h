@@ -258,7 +258,8 @@ typedef struct posenc_sinusoidal_params {
   int64_t position_offset;
   double x_scale;
   posenc_positions positions;
-  const posenc_sinusoidal_table* table;
+  const posenc_sinusoidal_table* table;  /* PE rows; layout, spacing, base, position_offset
+                                            must equal the table's */
   int max_threads;
 } posenc_sinusoidal_params;
 

@@ -9,15 +9,25 @@
 // (x[2i], x[2i+1]) for kInterleaved (GPT-J / Meta). Elements [r, head_dim) pass through.
 //
 // Contracts:
-// - Accuracy: each f32 output is within 2 ulp of max(|x|, |y|) of its pair of the
-//   double-precision result of posenc::reference (3 ulp with RotationArithmetic::kF32), for
-//   positions up to 2^24 and attention factor <= 1 (tested). bf16 / f16 tensors: f32 arithmetic,
-//   each output the round-to-nearest-even of the f32 result, within 1 ulp of the storage type at
-//   max(|x|, |y|) of the exact result.
+// - Accuracy, one measure for every dtype (reference::MaxPairUlpError): for each rotated pair
+//   with inputs (x, y) and M = max(|x|, |y|), each output differs from the exact result (the
+//   rotation by the double angle with exact cos and sin, as posenc::reference computes it) by
+//   less than B ulp of the output's type at M, ulp_T(M):
+//     B = 2 (f32, RotationArithmetic::kF64), 3 (f32, kF32), 1 + 3*2^-13 (f16), 1 + 3*2^-16 (bf16)
+//   (bf16 / f16: f32 arithmetic, the result rounded once to nearest even; the last rounding alone
+//   can cost a full ulp_T(M) when the output lies in the binade above M, hence the small excess
+//   over 1). Holds for |attention factor| <= 1 (caller caches: |cos|, |sin| <= 1), angles below
+//   2^29 (positions up to 2^24 with inv_freq <= 1 are tested) and 2M at most the type's largest
+//   finite value; proof in lib/kernels/rope-inl.h. Outside that domain results follow IEEE
+//   arithmetic (overflow gives +-Inf, Inf and NaN inputs propagate) without a bound.
+// - Special values: every NaN a rotation produces is the canonical quiet NaN (f32 0x7FC00000,
+//   f16 0x7E00, bf16 0x7FC0); elements past rotary_dim are copied bit for bit.
 // - Reproducibility: the same inputs give bitwise identical outputs on every SIMD target and for
 //   any thread count; on-the-fly, table and reference-free paths share one cos/sin engine.
 // - Errors: every argument is validated before anything is written; a failed call leaves all
-//   outputs untouched and returns a Status naming the argument and its value.
+//   outputs untouched and returns a Status naming the argument and its value. Inputs that share
+//   memory with an output (position ids, inv_freq, caches) are rejected; the position ids are
+//   copied once at the start of the call, and only the copy is used.
 #ifndef POSENC_ROPE_H_
 #define POSENC_ROPE_H_
 
@@ -162,7 +172,8 @@ POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeParams& params
 // on-the-fly path (so results are bitwise identical), immutable and safe to share between threads.
 class POSENC_API RopeTable {
  public:
-  // rotary_dim even and > 0; freqs as in RopeParams. On failure *out is left unchanged.
+  // rotary_dim even and > 0; freqs as in RopeParams; max_positions * rotary_dim / 2 <= 2^32. On
+  // failure *out is left unchanged.
   static Status Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
                        std::shared_ptr<const RopeTable>* out);
 
@@ -201,11 +212,12 @@ POSENC_API double UlpF32(double m);
 POSENC_API double UlpOf(DType dtype, double m);
 
 // The accuracy measure of the contract: the largest |out - exact| over all elements of `out` (a
-// view of any dtype), in ulp (of out's dtype) of max(|x|, |y|) of the element's input pair from
-// `in` (the input
-// values before the call, same shape). `exact` is contiguous [batch, seq, heads, head_dim] as
-// written by ApplyRopeF64. Pass-through elements (index >= rotary_dim) must equal the input
-// bit for bit, and a NaN output where exact is not NaN counts as an error: either returns +inf.
+// view of any dtype), in ulp (of out's dtype) of M = max(|x|, |y|) of the element's input pair
+// from `in` (the input values before the call, same shape). `exact` is contiguous
+// [batch, seq, heads, head_dim] as written by ApplyRopeF64. Pass-through elements (index >=
+// rotary_dim) must equal the input bit for bit, and a NaN output where exact is not NaN counts as
+// an error: either returns +inf. Pairs outside the contract's domain are skipped: an input that
+// is not finite, or 2M above the largest finite value of out's dtype (the output may overflow).
 POSENC_API double MaxPairUlpError(const Tensor& out, const Tensor& in, const double* exact,
                        int64_t rotary_dim, PairLayout pairs);
 }  // namespace reference

@@ -58,7 +58,9 @@ struct SinusoidalParams {
   int64_t position_offset = 0;  // added to every position (fairseq: padding_idx + 1)
   double x_scale = 1.0;         // fused add only: x * x_scale + PE
   Positions positions;          // position of token (b, s), as for RoPE
-  const SinusoidalTable* table = nullptr;  // fused add: read PE rows from here (row = position)
+  // Fused add: read PE rows from here (row = position). layout, spacing, base and
+  // position_offset must equal the table's (the rows hold them); x_scale applies as usual.
+  const SinusoidalTable* table = nullptr;
   Execution exec;
 };
 
@@ -74,17 +76,26 @@ POSENC_API Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingV
 // same engine, immutable and shareable between threads.
 class POSENC_API SinusoidalTable {
  public:
+  // d_model even and > 0, max_positions * d_model <= 2^32; params.table must be null.
   static Status Create(const SinusoidalParams& params, int64_t d_model, int64_t max_positions,
                        std::shared_ptr<const SinusoidalTable>* out);
   int64_t d_model() const { return d_model_; }
   int64_t max_positions() const { return max_positions_; }
+  // What the rows were built with; a call reading the table must pass the same values
+  // (a mismatch is an error, not silently the table's convention).
   SinusoidalLayout layout() const { return layout_; }
+  FrequencySpacing spacing() const { return spacing_; }
+  double base() const { return base_; }
+  int64_t position_offset() const { return position_offset_; }
   const float* row(int64_t p) const { return values_.data() + p * d_model_; }
 
  private:
   SinusoidalTable() = default;
   int64_t d_model_ = 0, max_positions_ = 0;
   SinusoidalLayout layout_ = SinusoidalLayout::kInterleaved;
+  FrequencySpacing spacing_ = FrequencySpacing::kPaper;
+  double base_ = 10000.0;
+  int64_t position_offset_ = 0;
   std::vector<float> values_;
 };
 

@@ -181,6 +181,24 @@ size_t JoinNames(const std::vector<std::string>& names, char* buf, size_t capaci
   return all.size();
 }
 
+Status ToSinusoidalParams(const posenc_sinusoidal_params* p, posenc::SinusoidalParams* out) {
+  if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
+  const int kind = RawEnum(p->positions.kind);
+  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
+    return Status(StatusCode::kInvalidArgument,
+                  "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
+  }
+  out->layout = static_cast<posenc::SinusoidalLayout>(RawEnum(p->layout));
+  out->spacing = static_cast<posenc::FrequencySpacing>(RawEnum(p->spacing));
+  out->base = p->base;
+  out->position_offset = p->position_offset;
+  out->x_scale = p->x_scale;
+  out->positions = ToPositions(p->positions);
+  out->table = p->table != nullptr ? p->table->table.get() : nullptr;
+  out->exec.max_threads = p->max_threads;
+  return Status::Ok();
+}
+
 }  // namespace
 
 extern "C" {
@@ -269,26 +287,6 @@ void posenc_sinusoidal_params_init(posenc_sinusoidal_params* p) {
   p->x_scale = 1.0;
   p->positions.kind = POSENC_POSITIONS_OFFSET;
 }
-
-namespace {
-Status ToSinusoidalParams(const posenc_sinusoidal_params* p, posenc::SinusoidalParams* out) {
-  if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
-  const int kind = RawEnum(p->positions.kind);
-  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
-    return Status(StatusCode::kInvalidArgument,
-                  "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
-  }
-  out->layout = static_cast<posenc::SinusoidalLayout>(RawEnum(p->layout));
-  out->spacing = static_cast<posenc::FrequencySpacing>(RawEnum(p->spacing));
-  out->base = p->base;
-  out->position_offset = p->position_offset;
-  out->x_scale = p->x_scale;
-  out->positions = ToPositions(p->positions);
-  out->table = p->table != nullptr ? p->table->table.get() : nullptr;
-  out->exec.max_threads = p->max_threads;
-  return Status::Ok();
-}
-}  // namespace
 
 posenc_status posenc_sinusoidal_write(const posenc_sinusoidal_params* params,
                                       const posenc_embedding* out) {

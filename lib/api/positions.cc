@@ -1,6 +1,7 @@
 #include "lib/api/positions.h"
 
 #include <sstream>
+#include <string>
 
 #include "lib/api/tensor_checks.h"
 #include "lib/kernels/rope_plan.h"
@@ -8,7 +9,8 @@
 namespace posenc {
 namespace api {
 
-Status CheckPositions(const Positions& p, int64_t batch, int64_t seq, const char* name) {
+Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, const char* name) {
+  positions_ = Positions();
   switch (p.kind) {
     case Positions::Kind::kOffset: {
       int64_t last;
@@ -16,29 +18,63 @@ Status CheckPositions(const Positions& p, int64_t batch, int64_t seq, const char
         return Err(StatusCode::kInvalidArgument, name, ".offset = ", p.offset,
                    ": offset + seq - 1 overflows int64");
       }
+      positions_ = Positions::Offset(p.offset);
       return Status::Ok();
     }
     case Positions::Kind::kPerBatchOffsets:
-      if (p.batch_offsets == nullptr) {
-        return Err(StatusCode::kInvalidArgument, name, ".batch_offsets is null");
-      }
-      for (int64_t b = 0; b < batch; ++b) {
-        int64_t last;
-        if (__builtin_add_overflow(p.batch_offsets[b], seq - 1, &last)) {
-          return Err(StatusCode::kInvalidArgument, name, ".batch_offsets[", b,
-                     "] = ", p.batch_offsets[b], ": offset + seq - 1 overflows int64");
-        }
-      }
-      return Status::Ok();
     case Positions::Kind::kIds32:
-      if (p.ids32 == nullptr) return Err(StatusCode::kInvalidArgument, name, ".ids32 is null");
-      return Status::Ok();
     case Positions::Kind::kIds64:
-      if (p.ids64 == nullptr) return Err(StatusCode::kInvalidArgument, name, ".ids64 is null");
-      return Status::Ok();
+      break;
+    default:
+      return Err(StatusCode::kInvalidArgument, name, ".kind = ", static_cast<int>(p.kind),
+                 ": not a Positions::Kind");
   }
-  return Err(StatusCode::kInvalidArgument, name, ".kind = ", static_cast<int>(p.kind),
-             ": not a Positions::Kind");
+  const bool per_batch = p.kind == Positions::Kind::kPerBatchOffsets;
+  if (per_batch && p.batch_offsets == nullptr) {
+    return Err(StatusCode::kInvalidArgument, name, ".batch_offsets is null");
+  }
+  if (p.kind == Positions::Kind::kIds32 && p.ids32 == nullptr) {
+    return Err(StatusCode::kInvalidArgument, name, ".ids32 is null");
+  }
+  if (p.kind == Positions::Kind::kIds64 && p.ids64 == nullptr) {
+    return Err(StatusCode::kInvalidArgument, name, ".ids64 is null");
+  }
+  const bool ids32 = p.kind == Positions::Kind::kIds32;
+  const std::string field =
+      std::string(name) + (per_batch ? ".batch_offsets" : ids32 ? ".ids32" : ".ids64");
+  Status st = per_batch ? CheckAligned(p.batch_offsets, 8, field.c_str())
+              : ids32   ? CheckAligned(p.ids32, 4, field.c_str())
+                        : CheckAligned(p.ids64, 8, field.c_str());
+  if (!st.ok()) return st;
+  int64_t n = batch;  // an output view of batch x seq tokens was validated: no overflow, but check
+  if (!per_batch && __builtin_mul_overflow(batch, seq, &n)) {
+    return Err(StatusCode::kInvalidArgument, name, ": batch * seq = ", batch, " * ", seq,
+               " overflows int64");
+  }
+  int64_t* copy = inline_;
+  if (n > kInline) {
+    heap_.resize(static_cast<size_t>(n));
+    copy = heap_.data();
+  }
+  if (p.kind == Positions::Kind::kIds32) {
+    for (int64_t i = 0; i < n; ++i) copy[i] = p.ids32[i];
+  } else {
+    const int64_t* src = per_batch ? p.batch_offsets : p.ids64;
+    for (int64_t i = 0; i < n; ++i) copy[i] = src[i];
+  }
+  if (per_batch) {
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t last;
+      if (__builtin_add_overflow(copy[b], seq - 1, &last)) {
+        return Err(StatusCode::kInvalidArgument, name, ".batch_offsets[", b, "] = ", copy[b],
+                   ": offset + seq - 1 overflows int64");
+      }
+    }
+    positions_ = Positions::PerBatch(copy);
+  } else {
+    positions_ = Positions::Ids(static_cast<const int64_t*>(copy));
+  }
+  return Status::Ok();
 }
 
 PositionRange RangeOf(const Positions& p, int64_t batch, int64_t seq) {
@@ -77,10 +113,29 @@ Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const c
 }
 
 Status LargestPosition(const Positions& positions, int64_t batch, int64_t seq, int64_t* out) {
-  Status st = CheckPositions(positions, batch, seq);
+  PositionSnapshot snapshot;
+  Status st = snapshot.Take(positions, batch, seq);
   if (!st.ok()) return st;
-  *out = RangeOf(positions, batch, seq).max;
+  *out = RangeOf(snapshot.positions(), batch, seq).max;
   return Status::Ok();
+}
+
+PositionBytes CallerPositionBytes(const Positions& p, int64_t batch, int64_t seq) {
+  // Saturating: an absurd extent makes the overlap check conservative, never wrap.
+  auto bytes = [](int64_t n, uint64_t size) {
+    uint64_t b;
+    return __builtin_mul_overflow(static_cast<uint64_t>(n), size, &b) ? UINT64_MAX : b;
+  };
+  switch (p.kind) {
+    case Positions::Kind::kPerBatchOffsets:
+      return {p.batch_offsets, bytes(batch, 8), "positions.batch_offsets"};
+    case Positions::Kind::kIds32:
+      return {p.ids32, bytes(batch * seq, 4), "positions.ids32"};
+    case Positions::Kind::kIds64:
+      return {p.ids64, bytes(batch * seq, 8), "positions.ids64"};
+    default:
+      return {};
+  }
 }
 
 }  // namespace api

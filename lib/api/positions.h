@@ -1,9 +1,11 @@
-// Internal: validation of Positions and the range they span, shared by every entry family.
+// Internal: the positions of one call (read once from the caller's memory), their validation
+// and the range they span, shared by every entry family.
 #ifndef POSENC_LIB_API_POSITIONS_H_
 #define POSENC_LIB_API_POSITIONS_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "posenc/rope.h"
 #include "posenc/status.h"
@@ -15,11 +17,34 @@ namespace api {
 // kOutOfRange rather than return meaningless values.
 constexpr double kMaxAngle = 1125899906842624.0;
 
-// Pointers non-null, offset + seq - 1 without int64 overflow. Messages name the argument `name`.
-Status CheckPositions(const Positions& p, int64_t batch, int64_t seq,
-                      const char* name = "positions");
+// A copy of the caller's position ids / per-batch offsets, taken once at the start of a call.
+// Validation, planning and the kernels read only this copy, so ids that another thread changes
+// during the call (or that sit in an output's memory: rejected anyway) cannot move an index
+// outside the range that was validated. Cost: 8 bytes per token read and written once (a
+// Llama-shaped call moves 40 KB per token); calls of up to kInline tokens copy into the object
+// itself, so a decode step allocates nothing.
+class PositionSnapshot {
+ public:
+  static constexpr int64_t kInline = 256;
+  PositionSnapshot() = default;
+  PositionSnapshot(const PositionSnapshot&) = delete;
+  PositionSnapshot& operator=(const PositionSnapshot&) = delete;
 
-// Smallest and largest position of the call, with the first token holding each.
+  // Copies `p` for a call of batch x seq tokens and validates the copy: non-null pointers, a
+  // known kind, offset + seq - 1 without int64 overflow. kIds32 ids are widened to int64.
+  // Messages name the argument `name` (e.g. "q_positions").
+  Status Take(const Positions& p, int64_t batch, int64_t seq, const char* name = "positions");
+  // Positions reading the copy (kOffset, kPerBatchOffsets or kIds64); valid while *this lives.
+  const Positions& positions() const { return positions_; }
+
+ private:
+  Positions positions_;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+};
+
+// Smallest and largest position of the call, with the first token holding each. `p` must have
+// been validated (a PositionSnapshot's positions).
 struct PositionRange {
   int64_t min = 0, max = 0;
   int64_t min_token = 0, max_token = 0;
@@ -34,6 +59,15 @@ Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const c
 
 // Largest position of a call with `batch` x `seq` tokens; validates the positions first.
 Status LargestPosition(const Positions& positions, int64_t batch, int64_t seq, int64_t* out);
+
+// The caller's memory the positions are read from (ids or offsets; none for kOffset), for the
+// overlap checks against outputs. Call before taking a snapshot replaces them.
+struct PositionBytes {
+  const void* data = nullptr;
+  uint64_t bytes = 0;
+  const char* name = "";
+};
+PositionBytes CallerPositionBytes(const Positions& p, int64_t batch, int64_t seq);
 
 }  // namespace api
 }  // namespace posenc

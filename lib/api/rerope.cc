@@ -73,9 +73,10 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& 
         const Tensor& v = *views[n];
         if (!v.present() || v.shape[0] <= 0 || v.shape[1] <= 0)
           continue;  // PrepareRerope reports it
-        Status st = api::CheckPositions(*positions[n], v.shape[0], v.shape[1], names[n]);
+        api::PositionSnapshot snapshot;
+        Status st = snapshot.Take(*positions[n], v.shape[0], v.shape[1], names[n]);
         if (!st.ok()) return st;
-        const int64_t largest = api::RangeOf(*positions[n], v.shape[0], v.shape[1]).max;
+        const int64_t largest = api::RangeOf(snapshot.positions(), v.shape[0], v.shape[1]).max;
         seq_len = std::max(seq_len, largest < 0 ? 0 : largest + 1);
       }
     }

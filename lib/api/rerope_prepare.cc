@@ -151,16 +151,23 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
   if (params.exec.max_threads < 0) {
     return Err(kInvalid, "exec.max_threads = ", params.exec.max_threads, ": must be >= 0");
   }
-  if (!(st = CheckPositions(params.q_positions, batch, q_len, "q_positions")).ok()) return st;
-  if (!(st = CheckPositions(params.k_positions, batch, k_len, "k_positions")).ok()) return st;
+  PreparedRerope& prep = *out;
+  // From here on only the copies of the positions are read (see PositionSnapshot).
+  if (!(st = prep.q_positions.Take(params.q_positions, batch, q_len, "q_positions")).ok()) {
+    return st;
+  }
+  if (!(st = prep.k_positions.Take(params.k_positions, batch, k_len, "k_positions")).ok()) {
+    return st;
+  }
+  const Positions& q_positions = prep.q_positions.positions();
+  const Positions& k_positions = prep.k_positions.positions();
   LargestDistance far;
-  st = FindLargestDistance(params.q_positions, params.k_positions, batch, q_len, k_len,
+  st = FindLargestDistance(q_positions, k_positions, batch, q_len, k_len,
                            params.causal, &far);
   if (!st.ok()) return st;
   const std::string far_name = "distance q_positions" + TokenName(far.b * q_len + far.i, q_len) +
                                " - k_positions" + TokenName(far.b * k_len + far.j, k_len);
 
-  PreparedRerope& prep = *out;
   kernels::ReropePlan& plan = prep.plan;
   const int64_t half = rotary_dim / 2;
   if (params.table != nullptr) {
@@ -191,9 +198,12 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
     if (!std::isfinite(m * m)) {
       return Err(kInvalid, "freqs.attention_factor = ", m, ": its square overflows");
     }
-    plan.inv_freq = params.freqs.inv_freq != nullptr
-                        ? params.freqs.inv_freq
-                        : freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
+    if (params.freqs.inv_freq != nullptr) {
+      plan.inv_freq = params.freqs.inv_freq;
+    } else {
+      prep.default_freqs = freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
+      plan.inv_freq = prep.default_freqs->data();
+    }
     double max_freq = 0.0;
     for (int64_t i = 0; i < half; ++i) max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
     if (far.a >= 0 &&
@@ -225,8 +235,8 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
     plan.k_stride[i] = t.k.strides[i];
     plan.score_stride[i] = t.scores.strides[i];
   }
-  plan.q_positions = params.q_positions;
-  plan.k_positions = params.k_positions;
+  plan.q_positions = q_positions;
+  plan.k_positions = k_positions;
   kernels::ScoreTileSizes(q_len, k_len, &plan.tile_q, &plan.tile_k);
   return Status::Ok();
 }

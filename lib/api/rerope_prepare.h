@@ -3,6 +3,8 @@
 #ifndef POSENC_LIB_API_REROPE_PREPARE_H_
 #define POSENC_LIB_API_REROPE_PREPARE_H_
 
+#include "lib/api/positions.h"
+#include "lib/freqs/inv_freq.h"
 #include "lib/kernels/rerope_plan.h"
 #include "posenc/rerope.h"
 #include "posenc/status.h"
@@ -15,6 +17,10 @@ struct PreparedRerope {
   // Frequencies and attention factor in force (the table's, or params.freqs'), for the reference.
   const double* inv_freq = nullptr;
   double attention_factor = 1.0;
+  // Copies of the caller's positions; plan.q_positions / plan.k_positions read these.
+  PositionSnapshot q_positions, k_positions;
+  // Owns the memoised default frequencies plan.inv_freq points into (see freqs::SharedFreqs).
+  freqs::SharedFreqs default_freqs;
 };
 
 // Validates everything up front and fills *out (contents unspecified on failure). Nothing the

@@ -50,9 +50,9 @@ Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t m
     const int64_t half = rotary_dim / 2;
     int64_t elements;
     if (max_positions <= 0 || __builtin_mul_overflow(max_positions, half, &elements) ||
-        elements > (int64_t{1} << 40)) {
+        elements > api::kMaxTableElements) {
       return api::Err(StatusCode::kInvalidArgument, "max_positions = ", max_positions,
-                      ": must be > 0 and max_positions * rotary_dim / 2 <= 2^40");
+                      ": must be > 0 and max_positions * rotary_dim / 2 <= 2^32");
     }
     std::shared_ptr<RopeTable> table(new RopeTable());
     table->rotary_dim_ = rotary_dim;
@@ -61,6 +61,10 @@ Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t m
     table->inv_freq_ = freqs.inv_freq != nullptr
                            ? std::vector<double>(freqs.inv_freq, freqs.inv_freq + half)
                            : freqs::DefaultInvFreq(freqs.base, rotary_dim);
+    if (freqs.inv_freq == nullptr &&
+        !(st = api::CheckComputedFrequencies(table->inv_freq_, freqs.base)).ok()) {
+      return st;
+    }
     double max_freq = 0.0;
     for (double f : table->inv_freq_) max_freq = std::max(max_freq, std::fabs(f));
     if (static_cast<double>(max_positions - 1) * max_freq > api::kMaxAngle) {

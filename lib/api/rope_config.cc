@@ -1,9 +1,12 @@
 // ApplyRope with a model config: frequencies from the config at the call's sequence length, the
 // config's pair layout unless the caller overrides it; and the per-layer entries of posenc/model.h.
+#include <memory>
 #include <new>
 #include <string>
 
+#include "lib/api/guard.h"
 #include "lib/api/positions.h"
+#include "lib/api/rope_prepare.h"
 #include "lib/api/tensor_checks.h"
 #include "posenc/freqs.h"
 #include "posenc/model.h"
@@ -14,25 +17,27 @@ namespace {
 
 // The frequencies of the last (config, L) this thread asked for: a decode loop that calls
 // ApplyRope(config) every step computes them once (ComputeFrequencies costs ~100 us). The key is
-// the whole config (RopeConfig's operator==, one field list) and L.
-Status CachedFrequencies(const RopeConfig& config, int64_t seq_len, const RopeFrequencies** out) {
+// the whole config (RopeConfig's operator==, one field list) and L. Shared, not lent: a thread
+// waiting inside tbb::parallel_for may run another task that calls ApplyRope with another config
+// and moves the memo on, while the first call's kernels still read its values.
+Status CachedFrequencies(const RopeConfig& config, int64_t seq_len,
+                         std::shared_ptr<const RopeFrequencies>* out) {
   struct Memo {
-    bool valid = false;
     RopeConfig config;
     int64_t seq_len = 0;
-    RopeFrequencies freqs;
+    std::shared_ptr<const RopeFrequencies> freqs;
   };
   thread_local Memo memo;
-  if (!memo.valid || memo.seq_len != seq_len || memo.config != config) {
-    RopeFrequencies f;
-    Status st = ComputeFrequencies(config, seq_len, &f);
+  if (memo.freqs == nullptr || memo.seq_len != seq_len || memo.config != config) {
+    auto f = std::make_shared<RopeFrequencies>();
+    Status st = ComputeFrequencies(config, seq_len, f.get());
     if (!st.ok()) return st;
+    memo.freqs.reset();  // invalid until the key is fully copied (the copy may throw)
     memo.config = config;
     memo.seq_len = seq_len;
     memo.freqs = std::move(f);
-    memo.valid = true;
   }
-  *out = &memo.freqs;
+  *out = memo.freqs;
   return Status::Ok();
 }
 
@@ -45,7 +50,7 @@ std::string TypeNames(const ModelRope& m) {
 }  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const RopeParams& params) {
-  try {
+  return api::Guarded("posenc::ApplyRope(config)", [&] {
     if (params.source.kind != CosSinSource::Kind::kOnTheFly) {
       return api::Err(StatusCode::kInvalidArgument,
                       "source: ApplyRope with a config computes cos/sin on the fly; for a table, "
@@ -61,13 +66,16 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
     const Tensor& shape = tensors.q.present() ? tensors.q : tensors.k;
     const bool length_dependent =
         config.rope_type == RopeType::kDynamic || config.rope_type == RopeType::kLongRope;
-    if (seq_len == 0 && length_dependent && shape.present() && shape.shape[0] > 0 && shape.shape[1] > 0) {
+    if (seq_len == 0 && length_dependent) {
+      // The positions are read for batch x seq tokens: the views must be valid first.
+      Status st = api::CheckRopeTensors(tensors);
+      if (!st.ok()) return st;
       int64_t largest = 0;
-      Status st = api::LargestPosition(params.positions, shape.shape[0], shape.shape[1], &largest);
+      st = api::LargestPosition(params.positions, shape.shape[0], shape.shape[1], &largest);
       if (!st.ok()) return st;
       seq_len = largest < 0 ? 0 : largest + 1;
     }
-    const RopeFrequencies* cached = nullptr;
+    std::shared_ptr<const RopeFrequencies> cached;  // held until the kernels are done
     Status st = CachedFrequencies(config, seq_len, &cached);
     if (!st.ok()) return st;
     const RopeFrequencies& f = *cached;
@@ -82,9 +90,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
     p.freqs.inv_freq_len = static_cast<int64_t>(f.inv_freq.size());
     p.freqs.attention_factor = f.attention_factor;
     return ApplyRope(tensors, p);
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 Status LayerRope(const ModelRope& model, const std::string& layer_type, const RopeConfig** out) {
@@ -121,24 +127,20 @@ Status LayerRope(const ModelRope& model, int64_t layer, const RopeConfig** out) 
 
 Status ApplyRope(const RopeTensors& tensors, const ModelRope& model, const std::string& layer_type,
                  const RopeParams& params) {
-  try {
+  return api::Guarded("posenc::ApplyRope(model, layer_type)", [&] {
     const RopeConfig* c = nullptr;
     Status st = LayerRope(model, layer_type, &c);
     return st.ok() ? ApplyRope(tensors, *c, params) : st;
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 Status ApplyRope(const RopeTensors& tensors, const ModelRope& model, int64_t layer,
                  const RopeParams& params) {
-  try {
+  return api::Guarded("posenc::ApplyRope(model, layer)", [&] {
     const RopeConfig* c = nullptr;
     Status st = LayerRope(model, layer, &c);
     return st.ok() ? ApplyRope(tensors, *c, params) : st;
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 }  // namespace posenc

@@ -1,5 +1,6 @@
 #include "lib/api/rope_prepare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -45,7 +46,62 @@ Status CheckPair(const Tensor& in, const Tensor& out, const char* in_name, const
   return Status::Ok();
 }
 
+// Every buffer the call only reads (positions, inv_freq, a cache or table) must not share memory
+// with an output: the kernels would read values they have already overwritten.
+Status CheckInputsApartFromOutputs(const RopeTensors& t, const RopeParams& params,
+                                   const PreparedRope& prep) {
+  struct Input {
+    const void* data;
+    uint64_t bytes;
+    const char* name;
+  };
+  const kernels::RopePlan& plan = prep.plan;
+  Input inputs[5];
+  int n = 0;
+  if (plan.source != kernels::RowSource::kPerToken) {
+    const PositionBytes p = CallerPositionBytes(params.positions, plan.batch, plan.seq);
+    inputs[n++] = {p.data, p.bytes, p.name};
+  }
+  const uint64_t half = static_cast<uint64_t>(plan.rotary_dim / 2);
+  if (plan.source == kernels::RowSource::kCompute && params.freqs.inv_freq != nullptr) {
+    inputs[n++] = {params.freqs.inv_freq, half * 8, "freqs.inv_freq"};
+  }
+  if (params.source.kind == CosSinSource::Kind::kCache) {
+    inputs[n++] = {plan.cos_rows, prep.cache_bytes, "source.cache.cos"};
+    inputs[n++] = {plan.sin_rows, prep.cache_bytes, "source.cache.sin"};
+  } else if (params.source.kind == CosSinSource::Kind::kTable) {
+    const uint64_t bytes = static_cast<uint64_t>(params.source.table->max_positions()) * half * 4;
+    inputs[n++] = {plan.cos_rows, bytes, "source.table's cos rows"};
+    inputs[n++] = {plan.sin_rows, bytes, "source.table's sin rows"};
+  }
+  const struct {
+    const Tensor* view;
+    const char* name;
+  } outputs[2] = {{t.q_out.present() ? &t.q_out : &t.q, t.q_out.present() ? "q_out" : "q (in place)"},
+                  {t.k_out.present() ? &t.k_out : &t.k, t.k_out.present() ? "k_out" : "k (in place)"}};
+  for (const auto& o : outputs) {
+    if (!o.view->present()) continue;
+    for (int i = 0; i < n; ++i) {
+      if (ViewOverlapsBytes(*o.view, inputs[i].data, inputs[i].bytes)) {
+        return Err(StatusCode::kInvalidArgument, inputs[i].name, " overlaps ", o.name,
+                   ": an input must not share memory with an output");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status CheckComputedFrequencies(const std::vector<double>& inv_freq, double base) {
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    if (!std::isfinite(inv_freq[i])) {
+      return Err(StatusCode::kInvalidArgument, "freqs.base = ", base, ": inv_freq[", i,
+                 "] = base^(-2i/rotary_dim) = ", inv_freq[i], " is not finite");
+    }
+  }
+  return Status::Ok();
+}
 
 Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
   if (!std::isfinite(freqs.attention_factor)) {
@@ -53,6 +109,8 @@ Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
                ": must be finite");
   }
   if (freqs.inv_freq != nullptr) {
+    Status st = CheckAligned(freqs.inv_freq, 8, "freqs.inv_freq");
+    if (!st.ok()) return st;
     if (freqs.inv_freq_len != rotary_dim / 2) {
       return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
                  ": must be rotary_dim / 2 = ", rotary_dim / 2);
@@ -76,7 +134,7 @@ Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
   return Status::Ok();
 }
 
-Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope* out) {
+Status CheckRopeTensors(const RopeTensors& t) {
   const bool has_q = t.q.present(), has_k = t.k.present();
   if (!has_q && !has_k) {
     return Err(StatusCode::kInvalidArgument, "q.data and k.data are both null: nothing to rotate");
@@ -90,7 +148,6 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   Status st;
   if (has_q && !(st = CheckPair(t.q, t.q_out, "q", "q_out")).ok()) return st;
   if (has_k && !(st = CheckPair(t.k, t.k_out, "k", "k_out")).ok()) return st;
-  const Tensor& shape_src = has_q ? t.q : t.k;
   if (has_q && has_k) {
     static const char* kAxis[4] = {"batch", "seq", "heads", "head_dim"};
     for (int i : {0, 1, 3}) {
@@ -114,6 +171,13 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                  "q's output and k's input/output overlap in memory");
     }
   }
+  return Status::Ok();
+}
+
+Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope* out) {
+  Status st = CheckRopeTensors(t);
+  if (!st.ok()) return st;
+  const Tensor& shape_src = t.q.present() ? t.q : t.k;
   const int64_t batch = shape_src.shape[0], seq = shape_src.shape[1];
   const int64_t head_dim = shape_src.shape[3];
 
@@ -141,24 +205,30 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   const CosSinSource& src = params.source;
   const bool per_token =
       src.kind == CosSinSource::Kind::kCache && src.cache.kind == CosSinCache::Kind::kPerToken;
-  if (!per_token && !(st = CheckPositions(params.positions, batch, seq)).ok()) return st;
 
   // Filled in place: callers discard *out when this fails.
   PreparedRope& prep = *out;
   kernels::RopePlan& plan = prep.plan;
+  // From here on only the copy of the positions is read (see PositionSnapshot).
+  if (!per_token && !(st = prep.positions.Take(params.positions, batch, seq)).ok()) return st;
+  const Positions& positions = prep.positions.positions();
   switch (src.kind) {
     case CosSinSource::Kind::kOnTheFly: {
       if (!(st = CheckFrequencies(params.freqs, rotary_dim)).ok()) return st;
       plan.source = kernels::RowSource::kCompute;
-      plan.inv_freq = params.freqs.inv_freq != nullptr
-                          ? params.freqs.inv_freq
-                          : freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
+      if (params.freqs.inv_freq != nullptr) {
+        plan.inv_freq = params.freqs.inv_freq;
+      } else {
+        prep.default_freqs = freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
+        plan.inv_freq = prep.default_freqs->data();
+        if (!(st = CheckComputedFrequencies(*prep.default_freqs, params.freqs.base)).ok()) return st;
+      }
       plan.attention_factor = params.freqs.attention_factor;
       double max_freq = 0.0;
       for (int64_t i = 0; i < rotary_dim / 2; ++i) {
         max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
       }
-      const PositionRange r = RangeOf(params.positions, batch, seq);
+      const PositionRange r = RangeOf(positions, batch, seq);
       const double max_pos = std::max(std::fabs(static_cast<double>(r.min)),
                                       std::fabs(static_cast<double>(r.max)));
       if (max_pos * max_freq > kMaxAngle) {
@@ -179,7 +249,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.table->rotary_dim() = ",
                    table->rotary_dim(), ": must equal rotary_dim = ", rotary_dim);
       }
-      const PositionRange r = RangeOf(params.positions, batch, seq);
+      const PositionRange r = RangeOf(positions, batch, seq);
       if (!(st = CheckRowsCover(r, table->max_positions(), seq, "table's")).ok()) return st;
       plan.source = kernels::RowSource::kByPosition;
       plan.cos_rows = table->cos_row(0);
@@ -197,24 +267,46 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.cache.dtype = ", static_cast<int>(c.dtype),
                    ": not a posenc::DType");
       }
+      if (!(st = CheckAligned(c.cos, DTypeSize(c.dtype), "source.cache.cos")).ok() ||
+          !(st = CheckAligned(c.sin, DTypeSize(c.dtype), "source.cache.sin")).ok()) {
+        return st;
+      }
+      const int64_t half = rotary_dim / 2;
+      const int64_t element = static_cast<int64_t>(DTypeSize(c.dtype));
+      int64_t rows = 0, cache_bytes = 0;
       if (per_token) {
         plan.source = kernels::RowSource::kPerToken;
+        rows = batch * seq;
       } else if (c.kind == CosSinCache::Kind::kByPosition) {
         if (c.rows <= 0) {
           return Err(StatusCode::kInvalidArgument, "source.cache.rows = ", c.rows,
                      ": must be > 0");
         }
-        const PositionRange r = RangeOf(params.positions, batch, seq);
+        rows = c.rows;
+        const PositionRange r = RangeOf(positions, batch, seq);
         if (!(st = CheckRowsCover(r, c.rows, seq, "cache's")).ok()) return st;
         plan.source = kernels::RowSource::kByPosition;
       } else {
         return Err(StatusCode::kInvalidArgument, "source.cache.kind = ", static_cast<int>(c.kind),
                    ": not a CosSinCache::Kind");
       }
+      // Every row index the kernels form (row * half) then stays inside a buffer whose byte size
+      // fits in 64 bits and in the address space.
+      uintptr_t end;
+      if (__builtin_mul_overflow(rows, half, &cache_bytes) ||
+          __builtin_mul_overflow(cache_bytes, element, &cache_bytes) ||
+          __builtin_add_overflow(reinterpret_cast<uintptr_t>(c.cos),
+                                 static_cast<uintptr_t>(cache_bytes), &end) ||
+          __builtin_add_overflow(reinterpret_cast<uintptr_t>(c.sin),
+                                 static_cast<uintptr_t>(cache_bytes), &end)) {
+        return Err(StatusCode::kInvalidArgument, "source.cache: ", rows, " rows of rotary_dim / 2 = ",
+                   half, " ", DTypeName(c.dtype), " values overflow the 64-bit byte size / address space");
+      }
       plan.cos_rows = c.cos;
       plan.sin_rows = c.sin;
       plan.cache_dtype = c.dtype;
       prep.caller_cache = true;
+      prep.cache_bytes = static_cast<uint64_t>(cache_bytes);
       break;
     }
     default:
@@ -230,7 +322,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   plan.interleaved = params.pairs == PairLayout::kInterleaved;
   plan.inverse = params.inverse;
   plan.f64_arithmetic = params.arithmetic == RotationArithmetic::kF64;
-  plan.positions = params.positions;
+  plan.positions = positions;
   for (const auto& [in, o] : {std::pair<const Tensor*, const Tensor*>{&t.q, &t.q_out},
                               std::pair<const Tensor*, const Tensor*>{&t.k, &t.k_out}}) {
     if (!in->present()) continue;
@@ -244,7 +336,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       io.out_stride[i] = w.strides[i];
     }
   }
-  return Status::Ok();
+  return CheckInputsApartFromOutputs(t, params, prep);
 }
 
 }  // namespace api

@@ -3,6 +3,11 @@
 #ifndef POSENC_LIB_API_ROPE_PREPARE_H_
 #define POSENC_LIB_API_ROPE_PREPARE_H_
 
+#include <cstdint>
+#include <vector>
+
+#include "lib/api/positions.h"
+#include "lib/freqs/inv_freq.h"
 #include "lib/kernels/rope_plan.h"
 #include "posenc/rope.h"
 #include "posenc/status.h"
@@ -10,11 +15,17 @@
 namespace posenc {
 namespace api {
 
+// Everything a validated call needs while its kernels run: the plan and what it points at that
+// posenc owns (the positions copy, shared default frequencies). Lives on the caller's stack for
+// the whole call; not copyable (the plan points into it).
 struct PreparedRope {
   kernels::RopePlan plan;
+  PositionSnapshot positions;       // plan.positions reads this copy
+  freqs::SharedFreqs default_freqs;  // plan.inv_freq when computed from freqs.base
   // For the reference: where exact (double) cos/sin come from. Set for kCompute and for tables
   // (the table's own inv_freq and factor); caller caches are read as given.
   bool caller_cache = false;
+  uint64_t cache_bytes = 0;  // of each caller cache (cos, sin)
   const double* inv_freq = nullptr;
   double attention_factor = 1.0;
 };
@@ -23,8 +34,13 @@ struct PreparedRope {
 // unspecified on failure). Nothing the caller passed in is written.
 Status PrepareRope(const RopeTensors& tensors, const RopeParams& params, PreparedRope* out);
 
+// The tensor part of PrepareRope (views, shapes, dtypes, overlaps between q, k and outputs).
+Status CheckRopeTensors(const RopeTensors& tensors);
+
 // Frequencies checks shared with RopeTable::Create.
 Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim);
+// Frequencies computed from freqs.base must be finite (a subnormal base overflows them).
+Status CheckComputedFrequencies(const std::vector<double>& inv_freq, double base);
 
 }  // namespace api
 }  // namespace posenc

@@ -49,7 +49,8 @@ Status CheckEmbedding(const EmbeddingView& v, const char* name) {
 }  // namespace
 
 Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
-                         const EmbeddingView& out, kernels::SinusoidalPlan* plan) {
+                         const EmbeddingView& out, PreparedSinusoidal* prep) {
+  kernels::SinusoidalPlan* plan = &prep->plan;
   const bool add = x != nullptr;
   Status st;
   if (add && !(st = CheckEmbedding(*x, "x")).ok()) return st;
@@ -92,8 +93,13 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   if (params.exec.max_threads < 0) {
     return Err(kInvalid, "exec.max_threads = ", params.exec.max_threads, ": must be >= 0");
   }
-  if (!(st = CheckPositions(params.positions, out.batch, out.seq)).ok()) return st;
-  const PositionRange r = RangeOf(params.positions, out.batch, out.seq);
+  // From here on only the copy of the positions is read (see PositionSnapshot).
+  if (!(st = prep->positions.Take(params.positions, out.batch, out.seq)).ok()) return st;
+  const PositionRange r = RangeOf(prep->positions.positions(), out.batch, out.seq);
+  const PositionBytes ids = CallerPositionBytes(params.positions, out.batch, out.seq);
+  if (ViewOverlapsBytes(to, ids.data, ids.bytes)) {
+    return Err(kInvalid, ids.name, " overlaps out: an input must not share memory with an output");
+  }
 
   plan->batch = out.batch;
   plan->seq = out.seq;
@@ -110,12 +116,36 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   plan->out = out.data;
   plan->out_stride[0] = out.stride_batch;
   plan->out_stride[1] = out.stride_seq;
-  plan->positions = params.positions;
+  plan->positions = prep->positions.positions();
 
   if (params.table != nullptr) {
-    if (params.table->d_model() != out.d_model) {
-      return Err(kInvalid, "table->d_model() = ", params.table->d_model(),
+    const SinusoidalTable& table = *params.table;
+    if (table.d_model() != out.d_model) {
+      return Err(kInvalid, "table->d_model() = ", table.d_model(),
                  ": must equal d_model = ", out.d_model);
+    }
+    // The table's rows already hold one layout, spacing, base and offset: a call asking for
+    // others would silently get the table's.
+    if (params.layout != table.layout()) {
+      return Err(kInvalid, "layout = ", SinusoidalLayoutName(params.layout),
+                 ": the table was built with ", SinusoidalLayoutName(table.layout()));
+    }
+    if (params.spacing != table.spacing()) {
+      return Err(kInvalid, "spacing = ", FrequencySpacingName(params.spacing),
+                 ": the table was built with ", FrequencySpacingName(table.spacing()));
+    }
+    if (!(params.base == table.base())) {
+      return Err(kInvalid, "base = ", params.base, ": the table was built with base = ",
+                 table.base());
+    }
+    if (params.position_offset != table.position_offset()) {
+      return Err(kInvalid, "position_offset = ", params.position_offset,
+                 ": the table was built with position_offset = ", table.position_offset());
+    }
+    const uint64_t table_bytes = static_cast<uint64_t>(table.max_positions()) *
+                                 static_cast<uint64_t>(table.d_model()) * 4;
+    if (ViewOverlapsBytes(to, table.row(0), table_bytes)) {
+      return Err(kInvalid, "table rows overlap out: an input must not share memory with an output");
     }
     if (!(st = CheckRowsCover(r, params.table->max_positions(), out.seq, "table's")).ok()) return st;
     plan->table_rows = params.table->row(0);
@@ -128,10 +158,17 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
                ": position + position_offset overflows int64");
   }
   plan->position_offset = params.position_offset;
-  plan->freqs = freqs::CachedSinusoidalFreqs(params.base, out.d_model,
+  prep->freqs = freqs::CachedSinusoidalFreqs(params.base, out.d_model,
                                              static_cast<int>(params.spacing));
+  plan->freqs = prep->freqs->data();
   double max_freq = 0.0;
-  for (int64_t i = 0; i < out.d_model / 2; ++i) max_freq = std::max(max_freq, plan->freqs[i]);
+  for (int64_t i = 0; i < out.d_model / 2; ++i) {
+    if (!std::isfinite(plan->freqs[i])) {
+      return Err(kInvalid, "base = ", params.base, ": frequency w[", i, "] = ", plan->freqs[i],
+                 " is not finite");
+    }
+    max_freq = std::max(max_freq, plan->freqs[i]);
+  }
   const double max_pos = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
   if (max_pos * max_freq > kMaxAngle) {
     return Err(StatusCode::kOutOfRange, "positions: |(p + position_offset) * w| = ",
@@ -173,9 +210,10 @@ Status Run(const SinusoidalParams& params, const EmbeddingView* x, const Embeddi
   return api::Guarded("posenc sinusoidal", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
-    kernels::SinusoidalPlan plan;
-    Status st = api::PrepareSinusoidal(params, x, out, &plan);
+    api::PreparedSinusoidal prep;
+    Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
+    const kernels::SinusoidalPlan& plan = prep.plan;
     const int64_t bytes_per_token =
         (x != nullptr ? 2 : 1) * plan.d_model * static_cast<int64_t>(DTypeSize(plan.dtype));
     parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::SinusoidalTokensF32,
@@ -201,9 +239,9 @@ Status SinusoidalTable::Create(const SinusoidalParams& params, int64_t d_model,
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
     int64_t elements;
     if (max_positions <= 0 || __builtin_mul_overflow(max_positions, d_model, &elements) ||
-        elements > (int64_t{1} << 40)) {
+        elements > api::kMaxTableElements) {
       return api::Err(StatusCode::kInvalidArgument, "max_positions = ", max_positions,
-                      ": must be > 0 and max_positions * d_model <= 2^40");
+                      ": must be > 0 and max_positions * d_model <= 2^32");
     }
     if (d_model <= 0 || d_model % 2 != 0) {
       return api::Err(StatusCode::kInvalidArgument, "d_model = ", d_model, ": must be even and > 0");
@@ -215,6 +253,9 @@ Status SinusoidalTable::Create(const SinusoidalParams& params, int64_t d_model,
     table->d_model_ = d_model;
     table->max_positions_ = max_positions;
     table->layout_ = params.layout;
+    table->spacing_ = params.spacing;
+    table->base_ = params.base;
+    table->position_offset_ = params.position_offset;
     table->values_.resize(static_cast<size_t>(elements));
     SinusoidalParams p = params;
     p.positions = Positions::Offset(0);

@@ -22,6 +22,10 @@ Status CheckView(const void* data, DType dtype, const int64_t* shape, const int6
     return Err(StatusCode::kInvalidArgument, name, ".dtype = ", static_cast<int>(dtype),
                ": not a posenc::DType");
   }
+  if (reinterpret_cast<uintptr_t>(data) % DTypeSize(dtype) != 0) {
+    return Err(StatusCode::kInvalidArgument, name, ".data = ", data, ": must be aligned to ",
+               DTypeSize(dtype), " bytes (", DTypeName(dtype), ")");
+  }
   for (int i = 0; i < rank; ++i) {
     if (shape[i] <= 0) {
       return Err(StatusCode::kInvalidArgument, name, ".shape[", i, "] = ", shape[i],
@@ -45,9 +49,10 @@ Status CheckView(const void* data, DType dtype, const int64_t* shape, const int6
                  " with strides ", ShapeString(strides, rank), " overflows 64-bit offsets");
     }
   }
-  int64_t bytes;
+  int64_t elements, bytes;
   uintptr_t end;
-  if (__builtin_mul_overflow(max_offset + 1, static_cast<int64_t>(DTypeSize(dtype)), &bytes) ||
+  if (__builtin_add_overflow(max_offset, int64_t{1}, &elements) ||
+      __builtin_mul_overflow(elements, static_cast<int64_t>(DTypeSize(dtype)), &bytes) ||
       __builtin_add_overflow(reinterpret_cast<uintptr_t>(data), static_cast<uintptr_t>(bytes),
                              &end)) {
     return Err(StatusCode::kInvalidArgument, name, ": shape ", ShapeString(shape, rank),
@@ -123,6 +128,34 @@ bool ViewsOverlap(const Tensor& a, const Tensor& b) {
     if (seen[other] && span.first <= last_end[other]) return true;
     last_end[tag] = seen[tag] ? std::max(last_end[tag], span.last) : span.last;
     seen[tag] = true;
+  }
+  return false;
+}
+
+Status CheckAligned(const void* data, size_t alignment, const char* name) {
+  if (reinterpret_cast<uintptr_t>(data) % alignment == 0) return Status::Ok();
+  return Err(StatusCode::kInvalidArgument, name, " = ", data, ": must be aligned to ", alignment,
+             " bytes");
+}
+
+bool ViewOverlapsBytes(const Tensor& view, const void* data, uint64_t bytes) {
+  if (data == nullptr || bytes == 0) return false;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(data);
+  uintptr_t last;
+  if (__builtin_add_overflow(first, static_cast<uintptr_t>(bytes - 1), &last)) last = UINTPTR_MAX;
+  const ByteSpan sv = TensorSpan(view);
+  if (last < sv.first || sv.last < first) return false;
+  // The spans meet: test each token row (as AppendTokenRows lays them out).
+  const uintptr_t size = DTypeSize(view.dtype);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(view.data);
+  const uintptr_t row_bytes =
+      static_cast<uintptr_t>((view.shape[2] - 1) * view.strides[2] + view.shape[3]) * size;
+  for (int64_t b = 0; b < view.shape[0]; ++b) {
+    for (int64_t s = 0; s < view.shape[1]; ++s) {
+      const uintptr_t row_first =
+          base + static_cast<uintptr_t>(b * view.strides[0] + s * view.strides[1]) * size;
+      if (!(last < row_first || row_first + row_bytes - 1 < first)) return true;
+    }
   }
   return false;
 }

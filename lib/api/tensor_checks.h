@@ -12,6 +12,10 @@
 namespace posenc {
 namespace api {
 
+// The most elements a posenc-owned table (RopeTable: each of cos and sin; SinusoidalTable) may
+// hold: 2^32 (16 GiB of f32), a documented limit rather than an attempt at any allocation.
+constexpr int64_t kMaxTableElements = int64_t{1} << 32;
+
 // Builds a message from streamable parts: Err(StatusCode::kInvalidArgument, "q.shape[0] = ", n).
 template <typename... Parts>
 Status Err(StatusCode code, const Parts&... parts) {
@@ -24,8 +28,8 @@ Status Err(StatusCode code, const Parts&... parts) {
 // Shape "[a, b, c, d]" and strides for messages.
 std::string ShapeString(const int64_t* dims, int rank);
 
-// Checks one view of rank `rank` (its last axis contiguous): non-null data, a valid DType,
-// every extent > 0, strides >= 0, last stride 1, and byte offsets
+// Checks one view of rank `rank` (its last axis contiguous): non-null data aligned to its
+// element size, a valid DType, every extent > 0, strides >= 0, last stride 1, and byte offsets
 // that fit in 64 bits and in the address space. `name` prefixes every message ("q", "k_out").
 Status CheckView(const void* data, DType dtype, const int64_t* shape, const int64_t* strides,
                  int rank, const char* name);
@@ -45,6 +49,15 @@ ByteSpan SpanOf(const void* data, DType dtype, const int64_t* shape, const int64
 // heads of token (b, s)): exact for separate buffers and for q/k/v slices of a fused QKV buffer;
 // conservative (reports overlap) for views whose heads interleave within a token.
 bool ViewsOverlap(const Tensor& a, const Tensor& b);
+
+// kInvalidArgument naming `name` unless `data` is a multiple of `alignment`: posenc reads
+// ids, offsets, inv_freq and caches through typed pointers.
+Status CheckAligned(const void* data, size_t alignment, const char* name);
+
+// Whether `view` (rank 4, validated) shares a byte with [data, data + bytes), at the same
+// token-row granularity as ViewsOverlap: an input buffer (ids, inv_freq, a cache) placed in the
+// padding between an output's token rows is accepted, one inside a row is rejected.
+bool ViewOverlapsBytes(const Tensor& view, const void* data, uint64_t bytes);
 
 // Same data pointer, dtype, shape and strides.
 bool SameView(const Tensor& a, const Tensor& b);

@@ -15,44 +15,49 @@ std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim) {
   return inv;
 }
 
-const double* CachedDefaultInvFreq(double base, int64_t rotary_dim) {
+SharedFreqs CachedDefaultInvFreq(double base, int64_t rotary_dim) {
   struct Memo {
     double base = 0.0;
     int64_t rotary_dim = -1;
-    std::vector<double> inv;
+    SharedFreqs inv;
   };
   thread_local Memo memo;
-  if (memo.rotary_dim != rotary_dim || !(memo.base == base)) {
-    memo.inv = DefaultInvFreq(base, rotary_dim);
+  if (memo.inv == nullptr || memo.rotary_dim != rotary_dim || !(memo.base == base)) {
+    // Built before the memo changes, so the memo is consistent even if allocation throws.
+    SharedFreqs inv = std::make_shared<const std::vector<double>>(DefaultInvFreq(base, rotary_dim));
+    memo.inv = std::move(inv);
     memo.base = base;
     memo.rotary_dim = rotary_dim;
   }
-  return memo.inv.data();
+  return memo.inv;
 }
 
-const double* CachedSinusoidalFreqs(double base, int64_t d_model, int spacing) {
+SharedFreqs CachedSinusoidalFreqs(double base, int64_t d_model, int spacing) {
   struct Memo {
     double base = 0.0;
     int64_t d_model = -1;
     int spacing = -1;
-    std::vector<double> w;
+    SharedFreqs w;
   };
   thread_local Memo memo;
-  if (memo.d_model == d_model && memo.spacing == spacing && memo.base == base) {
-    return memo.w.data();
+  if (memo.w != nullptr && memo.d_model == d_model && memo.spacing == spacing &&
+      memo.base == base) {
+    return memo.w;
   }
+  std::vector<double> w;
   if (spacing == 0) {
-    memo.w = DefaultInvFreq(base, d_model);
+    w = DefaultInvFreq(base, d_model);
   } else {
     const int64_t half = d_model / 2;
     const double step = DetLog(base) / static_cast<double>(half - 1 > 1 ? half - 1 : 1);
-    memo.w.resize(static_cast<size_t>(half));
-    for (int64_t i = 0; i < half; ++i) memo.w[i] = DetExp(-static_cast<double>(i) * step);
+    w.resize(static_cast<size_t>(half));
+    for (int64_t i = 0; i < half; ++i) w[static_cast<size_t>(i)] = DetExp(-static_cast<double>(i) * step);
   }
+  memo.w = std::make_shared<const std::vector<double>>(std::move(w));
   memo.base = base;
   memo.d_model = d_model;
   memo.spacing = spacing;
-  return memo.w.data();
+  return memo.w;
 }
 
 }  // namespace freqs

@@ -3,6 +3,7 @@
 #define POSENC_LIB_FREQS_INV_FREQ_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace posenc {
@@ -12,14 +13,19 @@ namespace freqs {
 // but for near-ties, and the same bits on every machine, unlike libm's pow).
 std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim);
 
+// An immutable frequency vector that a call holds while its kernels read it.
+using SharedFreqs = std::shared_ptr<const std::vector<double>>;
+
 // The same vector, memoised per thread for the last (base, rotary_dim): a decode step then pays
-// no pow() calls. The pointer stays valid until this thread asks for another (base, rotary_dim).
-const double* CachedDefaultInvFreq(double base, int64_t rotary_dim);
+// no pow() calls. The memo shares the vector with the caller instead of lending a pointer into
+// itself: a thread that waits inside tbb::parallel_for may run another task that asks for other
+// frequencies, and the memo moving on must not free what the first call's kernels still read.
+SharedFreqs CachedDefaultInvFreq(double base, int64_t rotary_dim);
 
 // Sinusoidal frequencies w_i, i < d_model / 2: kPaper base^(-2i/d) (= DefaultInvFreq), or
 // kTensor2Tensor exp(-i * ln(base) / max(d/2 - 1, 1)) as tensor2tensor / fairseq compute them.
-// `spacing` is the int value of posenc::FrequencySpacing. Memoised per thread like the above.
-const double* CachedSinusoidalFreqs(double base, int64_t d_model, int spacing);
+// `spacing` is the int value of posenc::FrequencySpacing. Memoised and shared like the above.
+SharedFreqs CachedSinusoidalFreqs(double base, int64_t d_model, int spacing);
 
 }  // namespace freqs
 }  // namespace posenc

@@ -34,7 +34,7 @@ struct RopePlan {
   HeadsIO io[2];
   int num_io = 0;
 
-  Positions positions;
+  Positions positions;  // posenc's validated copy (api::PositionSnapshot), never the caller's ids
 
   RowSource source = RowSource::kCompute;
   const double* inv_freq = nullptr;  // kCompute: rotary_dim / 2 values
@@ -46,7 +46,8 @@ struct RopePlan {
   int64_t tokens() const { return batch * seq; }
 };
 
-// Position of token (b, s). The plan's positions were validated (pointers non-null, no overflow).
+// Position of token (b, s). The plan's positions were validated (pointers non-null, no overflow)
+// and are a copy no one else writes, so the value is the one validation saw.
 inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq) {
   switch (p.kind) {
     case Positions::Kind::kOffset:

@@ -5,7 +5,7 @@
 //
 // The add is f32(double(x) * x_scale + double(pe)): one rounding, so it equals "table, then add
 // in double" bit for bit on every target (computed in f32 when x_scale == 1, same bits); half
-// outputs are the RNE of that f32 value.
+// outputs are the RNE of that f32 value. PE is always finite, so a NaN output comes from x.
 
 #if defined(POSENC_LIB_KERNELS_SINUSOIDAL_TOKENS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_SINUSOIDAL_TOKENS_INL_H_
@@ -52,11 +52,17 @@ HWY_INLINE void LayOutRow(SinusoidalLayout layout, const float* sin, const float
   }
 }
 
+// A NaN x propagates (quieted, as IEEE arithmetic does on every target: the only NaN operand);
+// the NaN that x = +-Inf with x_scale = 0 makes is the canonical one (its sign differs between
+// x86 and Arm).
 template <class T, class D>
 HWY_INLINE void AddLanes(D d, const T* x, const float* pe, double scale, T* out) {
   const hn::Rebind<float, D> df;
-  const auto v = hn::Add(hn::Mul(hn::PromoteTo(d, LoadAsF32(df, x)), hn::Set(d, scale)),
-                         hn::PromoteTo(d, hn::LoadU(df, pe)));
+  const auto x64 = hn::PromoteTo(d, LoadAsF32(df, x));
+  auto v = hn::Add(hn::Mul(x64, hn::Set(d, scale)), hn::PromoteTo(d, hn::LoadU(df, pe)));
+  const hn::RebindToUnsigned<D> du;
+  v = hn::IfThenElse(hn::AndNot(hn::IsNaN(x64), hn::IsNaN(v)),
+                     hn::BitCast(d, hn::Set(du, uint64_t{0x7FF8000000000000})), v);
   StoreFromF32(DemoteF64ToF32(d, v), df, out);
 }
 

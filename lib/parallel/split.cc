@@ -21,9 +21,17 @@ void ForEachRange(int64_t items, int64_t bytes_per_item, const Execution& exec,
     return;
   }
   const int64_t grain = std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, bytes_per_item));
+  // Isolated: while the calling thread waits for this loop it runs only this loop's tasks, never
+  // another of the caller's tasks (TBB's work stealing would otherwise nest them here when posenc
+  // is called from inside the caller's parallel_for). A posenc call then never has a second call
+  // running on its stack: no re-entry into per-thread state during a call, and no stack growth
+  // with the number of the caller's tasks. (The per-thread frequency memos are also safe without
+  // it: they share immutable vectors with the calls, lib/freqs/inv_freq.h.)
   auto run = [&] {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, items, static_cast<size_t>(grain)),
-                      [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, items, static_cast<size_t>(grain)),
+                        [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+    });
   };
   if (exec.max_threads > 1) {
     // More slots than cores would only oversubscribe (and make TBB warn); results do not depend

@@ -48,9 +48,10 @@ void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
 
 Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
   return api::Guarded("posenc::reference sinusoidal", [&] {
-    kernels::SinusoidalPlan plan;
-    Status st = api::PrepareSinusoidal(params, x, out, &plan);
+    api::PreparedSinusoidal prep;
+    Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
+    const kernels::SinusoidalPlan& plan = prep.plan;
     Run(plan, [&plan](int64_t off, int64_t, double v) { WriteElement(plan.out, plan.dtype, off, v); });
     return Status::Ok();
   });
@@ -59,10 +60,10 @@ Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const Embe
 Status RunF64(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out,
               double* dst) {
   return api::Guarded("posenc::reference sinusoidal", [&] {
-    kernels::SinusoidalPlan plan;
-    Status st = api::PrepareSinusoidal(params, x, out, &plan);
+    api::PreparedSinusoidal prep;
+    Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
-    Run(plan, [dst](int64_t, int64_t flat, double v) { dst[flat] = v; });
+    Run(prep.plan, [dst](int64_t, int64_t flat, double v) { dst[flat] = v; });
     return Status::Ok();
   });
 }

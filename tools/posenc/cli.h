@@ -11,7 +11,8 @@
 namespace posenc {
 namespace cli {
 
-// A user error: main prints "posenc: error: <message>" on one line and exits with code 2.
+// A user error. main prints "posenc: error: <message>" on one line and exits with code 2, as it
+// does for every other failure (tools/posenc/main.cc).
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -11,6 +11,10 @@ namespace posenc {
 namespace cli {
 namespace {
 
+// The largest table the tool writes (8 GiB of f32): a documented limit instead of an attempt to
+// allocate whatever --count x --dim asks for.
+constexpr int64_t kMaxOutputElements = int64_t{1} << 31;
+
 struct SinusoidalArgs {
   int64_t dim = 0, count = 0, start = 0, offset = 0;
   std::string positions, convention = "interleaved", spacing = "paper", out, dtype = "f32";
@@ -45,10 +49,15 @@ void RunSinusoidal(const SinusoidalArgs& args) {
   if (args.dim <= 0 || args.dim % 2 != 0) {
     throw UsageError("--dim = " + std::to_string(args.dim) + ": must be even and > 0");
   }
+  int64_t elements;
+  if (__builtin_mul_overflow(n, args.dim, &elements) || elements > kMaxOutputElements) {
+    throw UsageError("--count/--positions N = " + std::to_string(n) + " x --dim = " +
+                     std::to_string(args.dim) + ": the table may hold at most 2^31 elements");
+  }
   const DType dtype = args.dtype == "bf16" ? DType::kBF16 : args.dtype == "f16" ? DType::kF16 : DType::kF32;
   const char* descr = dtype == DType::kBF16 ? "<u2" : dtype == DType::kF16 ? "<f2" : "<f4";
   npy::Array out{descr, {n, args.dim},
-                 std::vector<unsigned char>(static_cast<size_t>(n * args.dim) * DTypeSize(dtype))};
+                 std::vector<unsigned char>(static_cast<size_t>(elements) * DTypeSize(dtype))};
   const Status st = WriteSinusoidal(p, EmbeddingBSD(out.bytes.data(), dtype, 1, n, args.dim));
   if (!st.ok()) throw UsageError(st.message());
   const std::string err = npy::Save(args.out, out);
