@@ -1,5 +1,5 @@
 // RoPE scaling types and the config.json loader: HF golden frequencies, properties derived by
-// hand from the definitions (DESIGN.md §1), every loader error, the shipped model configs, and
+// hand from the definitions (docs/math.md), every loader error, the shipped model configs, and
 // ApplyRope with a config.
 #include <algorithm>
 #include <cmath>

@@ -102,7 +102,7 @@ HWY_NOINLINE void TestF32ToHalf() {
 }
 
 HWY_NOINLINE void TestReferenceByHand() {
-  // HIGHWAY-1.0.3.md §4's cases: RNE results.
+  // docs/highway-notes.md's cases: RNE results.
   EXPECT_EQ(reference::RoundToBF16(FromBits(0x3F818000u)), 0x3F82);  // tie -> even
   EXPECT_EQ(reference::RoundToBF16(FromBits(0x3F808001u)), 0x3F81);  // above tie
   EXPECT_EQ(reference::RoundToF16(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);

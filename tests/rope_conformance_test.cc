@@ -1,4 +1,4 @@
-// RoPE against outside references: the seed worked example of DESIGN.md §1, the golden outputs of
+// RoPE against outside references: the seed worked example of docs/math.md, the golden outputs of
 // the Hugging Face and Meta reference code (../shared/golden), and the ONNX RotaryEmbedding backend
 // cases (../shared/conformance/onnx). Data are read at run time from POSENC_SHARED_DIR.
 #include <cmath>
@@ -41,7 +41,7 @@ std::vector<float> RunSeed(bool inverse) {
 }
 
 TEST(RopeSeedExampleTest, InverseMatchesThePrintedRowVectorProduct) {
-  // DESIGN.md: the source document prints X·R, which is the inverse rotation (4-6 digits).
+  // docs/math.md §6: the source document prints X·R, which is the inverse rotation (4-6 digits).
   // Its last two rows' second pairs are not the inverse (0.300985, 0.19899, 0.101995 are the
   // forward values and 0.103045 is neither), so those four entries are checked against the
   // inverse derived by hand instead: (x c + y s, y c - x s) with c = 0.99995, s = 0.0099998.

@@ -1,4 +1,4 @@
-// Bitwise reproducibility (DESIGN.md §3): one battery of RoPE calls must give the same output bits
+// Bitwise reproducibility (docs/math.md §7): a battery of RoPE calls must give the same bits
 // on every SIMD target this CPU runs (the scalar fallback included), for 1, 2 and 8 threads, and
 // for the on-the-fly and table paths. Special values (Inf, NaN, subnormals, near-FLT_MAX) are in
 // the inputs on purpose: they are where conversions and fallbacks differ first.

@@ -15,7 +15,7 @@
 namespace posenc {
 namespace test {
 
-// The accuracy contract (README, DESIGN.md §3): each f32 output within this many ulp of
+// The accuracy contract (README, docs/math.md §7): each f32 output within this many ulp of
 // max(|x|, |y|) of its input pair, measured against reference::ApplyRopeF64 (per rotation
 // arithmetic; derivation in lib/kernels/rope-inl.h).
 constexpr double kMaxUlp = 2.0;

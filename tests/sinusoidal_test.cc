@@ -36,7 +36,7 @@ std::vector<float> Table(int64_t d, int64_t n, const SinusoidalParams& p) {
 
 HWY_NOINLINE void TestSeedExample() {
   ExpectDispatchedHere();
-  // DESIGN.md §1: d = 4, p = 0..3, interleaved, paper spacing (4-5 digits printed).
+  // docs/math.md: d = 4, p = 0..3, interleaved, paper spacing (4-5 digits printed).
   const float expected[16] = {0, 1, 0, 1, 0.8415f, 0.5403f, 0.0100f, 0.99995f,
                               0.9093f, -0.4161f, 0.0200f, 0.99980f, 0.1411f, -0.9900f, 0.0300f, 0.99955f};
   const std::vector<float> t = Table(4, 4, SinusoidalParams());

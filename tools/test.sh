@@ -32,7 +32,7 @@ CC=clang CXX=clang++ cmake -S . -B build/clang-asan -G Ninja -DCMAKE_BUILD_TYPE=
   -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON -DPOSENC_BUILD_BENCH=OFF "${shared[@]}"
 cmake --build build/clang-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/clang-asan --output-on-failure -j"$jobs"
+  ctest --test-dir build/clang-asan --output-on-failure -j"$jobs" -E '^consumer_test$'
 echo "test.sh: clang ASan+UBSan build + tests took $(( $(date +%s) - start )) s"
 
 # Each fuzz target for POSENC_FUZZ_SECONDS (default 45) from its committed seeds.
@@ -45,13 +45,27 @@ if [ "${POSENC_SKIP_CROSS:-0}" != 1 ]; then
   bash tools/cross_test.sh
   echo "test.sh: aarch64 cross build + QEMU suite took $(( $(date +%s) - start )) s"
 fi
-# Sets up, builds and runs every test: a Release build (library, CLI, benchmarks, all tests on
-# every SIMD target this CPU runs), the tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer, the aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048
-# bits, SVE2; tools/cross_test.sh), the whole suite again as a clang 14 shared-library build
-# (BUILD_SHARED_LIBS=ON: the tests of the public API run against libposenc.so), and the Python
-# package (pip install of this checkout, then pytest: API, ONNX backend node cases, onnx.reference
-# and onnxruntime differential). Set POSENC_SHARED_DIR if shared/ is not beside the repository
-# (tests that need it skip, naming the missing file); POSENC_SKIP_CROSS=1 skips the aarch64 part
-# (it is on by default and in CI).
+
+# clang 14, shared library, Release: the ctest suite again (a second compiler, and the tests of the
+# public API against libposenc.so). consumer_test (which builds and installs its own gcc shared
+# and static copies) and the benchmark front end ran in the release stage.
+start=$(date +%s)
+CC=clang-14 CXX=clang++-14 cmake -S . -B build/clang-shared -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_SHARED_LIBS=ON "${shared[@]}"
+cmake --build build/clang-shared -j"$jobs"
+ctest --test-dir build/clang-shared --output-on-failure -j"$jobs" \
+  -E '^(bench_quick_and_roofline|consumer_test)$'
+echo "test.sh: clang shared build + tests took $(( $(date +%s) - start )) s"
+
+# The Python package: `pip install` of this checkout with the pinned build tools of the test
+# environment (no build isolation, no index: nothing is downloaded), into build/python-site so the
+# shared environment stays as pinned; then pytest.
+start=$(date +%s)
+. tools/python_env.sh
+rm -rf build/python-site
+"$POSENC_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+  --no-deps --no-index --config-settings=build-dir=build/python-wheel --target build/python-site .
+POSENC_SHARED_DIR="${POSENC_SHARED_DIR:-$PWD/../shared}" PYTHONPATH="$PWD/build/python-site" \
+  "$POSENC_VENV/bin/python" -m pytest -p no:cacheprovider -rs python/tests
+echo "test.sh: python package build + tests took $(( $(date +%s) - start )) s"
 echo "test.sh: all stages took $(( $(date +%s) - total_start )) s"

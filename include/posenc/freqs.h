@@ -4,7 +4,7 @@
 // sliding and full attention layers, layers without RoPE) is described by posenc/model.h; a
 // RopeConfig is the RoPE of one layer type.
 //
-// rope_type     what it does (r = rotary_dim, inv_i = base^(-2i/r), DESIGN.md §1)
+// rope_type     what it does (r = rotary_dim, inv_i = base^(-2i/r), docs/math.md)
 // default       inv_i
 // linear        inv_i / factor
 // dynamic       base' = base * (factor * L / M - (factor - 1))^(r / (r - 2)) when L > M, else base

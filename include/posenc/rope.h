@@ -1,6 +1,6 @@
 // posenc/rope.h: rotary position embeddings (RoPE) applied to q and k in one call.
 //
-// Math (DESIGN.md §1). For each token at integer position p and each rotated pair i < r/2
+// Math (docs/math.md). For each token at integer position p and each rotated pair i < r/2
 // (r = rotary_dim):
 //   theta   = p * inv_freq[i]            (double, one rounding)
 //   c, s    = m * cos(theta), m * sin(theta)   (m = attention factor; rounded once to f32)

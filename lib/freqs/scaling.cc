@@ -1,4 +1,4 @@
-// RoPE scaling types (DESIGN.md §1), in double: one {name, Validate, Compute} entry per type.
+// RoPE scaling types (docs/math.md), in double: one {name, Validate, Compute} entry per type.
 // HF semantics as of transformers 5.24's modeling_rope_utils.py (the function each entry follows
 // is named above it); the README's table lists the keys each type reads.
 #include "lib/freqs/scaling.h"

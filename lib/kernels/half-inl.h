@@ -1,6 +1,6 @@
 // Per-target bf16 / f16 <-> f32 conversions that round to nearest even on every target.
 //
-// Highway 1.0.3's DemoteTo truncates bf16 on x86 and f16 without F16C (HIGHWAY-1.0.3.md §4), so
+// Highway 1.0.3's DemoteTo truncates bf16 on x86 and f16 without F16C (docs/highway-notes.md), so
 // posenc converts with integer operations, identical on every target:
 //   bf16 <- f32: (u + 0x7FFF + ((u >> 16) & 1)) >> 16; NaN -> (u >> 16) | 0x0040 (quiet, keeps
 //                sign and top payload). Overflow carries into the exponent and becomes Inf.

@@ -39,7 +39,7 @@
 // and Arm.
 // Half-layout pairs (x[i], x[i + r/2]) are two plain loads; interleaved pairs (x[2i], x[2i+1])
 // use LoadInterleaved2, which is correct on the 1-lane SCALAR target too (shuffle tricks such as
-// Reverse2 are not: HIGHWAY-1.0.3.md pitfall 1).
+// Reverse2 are not: docs/highway-notes.md, Operations).
 
 #if defined(POSENC_LIB_KERNELS_ROPE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_ROPE_INL_H_

@@ -5,7 +5,7 @@
 // where p * w[i] is the double product (one rounding: the "exact" angle of the contract) and
 // f32() rounds to nearest even once. Everything in between is double:
 //   1. k = rne(theta * 2/pi), via the 1.5 * 2^52 trick (explicit Add/Sub: hn::Round differs on
-//      SCALAR for some ties, see HIGHWAY-1.0.3.md).
+//      SCALAR for some ties, see docs/highway-notes.md).
 //   2. r = theta - k * pi/2 with pi/2 split into three 24-bit pieces plus a 53-bit tail: each
 //      k * piece is exact for |k| < 2^29 (|theta| < 8.4e8), so r carries ~1e-16 absolute error.
 //   3. sin(r), cos(r) on [-pi/4, pi/4] by Taylor polynomials through r^15 and r^16: truncation

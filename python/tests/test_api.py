@@ -322,7 +322,7 @@ def test_config_errors_name_the_key_and_the_layer_type():
 
 # ---------------------------------------------------------------- sinusoidal
 def test_sinusoidal_worked_example_and_conventions():
-    # DESIGN.md's seed example: d = 4, p = 0..3, interleaved (4-5 printed digits).
+    # docs/math.md §6's seed example: d = 4, p = 0..3, interleaved (4-5 printed digits).
     printed = np.array([[0, 1, 0, 1], [0.8415, 0.5403, 0.0100, 0.99995],
                         [0.9093, -0.4161, 0.0200, 0.99980], [0.1411, -0.9900, 0.0300, 0.99955]])
     pe = posenc.sinusoidal(4, 4)
