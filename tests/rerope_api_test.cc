@@ -199,29 +199,29 @@ TEST(ReropeErrorsTest, Positions) {
 }
 
 TEST(ReropeErrorsTest, AngleLimit) {
-  const int64_t kFar = int64_t{1} << 51;
-  ExpectError([kFar](Fixture& f) { f.p.q_positions = Positions::Offset(kFar); }, kRange,
+  constexpr int64_t kFar = int64_t{1} << 51;
+  ExpectError([](Fixture& f) { f.p.q_positions = Positions::Offset(kFar); }, kRange,
               "distance q_positions[b=0, s=2] - k_positions[b=0, s=0] = 2251799813685250: angle "
               "|f(d) * inv_freq| = 2251799813685250 exceeds 2^50");
   // Mirrored: the most negative distance counts too.
-  ExpectError([kFar](Fixture& f) { f.p.k_positions = Positions::Offset(kFar); }, kRange,
+  ExpectError([](Fixture& f) { f.p.k_positions = Positions::Offset(kFar); }, kRange,
               "distance q_positions[b=0, s=0] - k_positions[b=0, s=4] = 2251799813685252: angle");
   // ... unless causal masking drops it, or the map caps it.
-  ExpectOk([kFar](Fixture& f) {
+  ExpectOk([](Fixture& f) {
     f.p.k_positions = Positions::Offset(kFar);
     f.p.causal = true;
   });
-  ExpectOk([kFar](Fixture& f) {
+  ExpectOk([](Fixture& f) {
     f.p.q_positions = Positions::Offset(kFar);
     f.p.map = {DistanceMode::kCap, 4096, 0.0};
   });
   // The log map grows slowly: 2^51 maps to ~4e5 * (1 + ln(2^51 / 4e5)).
-  ExpectOk([kFar](Fixture& f) {
+  ExpectOk([](Fixture& f) {
     f.p.q_positions = Positions::Offset(kFar);
     f.p.map = {DistanceMode::kLog, 400000, 0.0};
   });
   ExpectError(
-      [kFar](Fixture& f) {
+      [](Fixture& f) {
         f.p.q_positions = Positions::Offset(kFar);
         f.p.map = {DistanceMode::kLeaky, 16, 1.5};
       },
