@@ -3,8 +3,9 @@
 //   forward:  (x, y) -> (x*c - y*s, y*c + x*s)
 //   inverse:  (x, y) -> (x*c + y*s, y*c - x*s)      (rotation by -theta)
 // x, y, c, s are f32 in memory. Two arithmetic variants for f32 tensors (RotationArithmetic in
-// posenc/rope.h): kF64 promotes, rotates in double and rounds once (6 conversions per 4 pairs:
-// ~2x slower than kF32 while data sit in cache); kF32 uses f32 products and sums. bf16/f16
+// posenc/rope.h): kF64 promotes, rotates in double and rounds once (per 4 pairs 2 promotions and
+// 2 roundings; the token's cos/sin row is promoted once for all heads); kF32 uses f32 products
+// and sums. bf16/f16
 // tensors use the kF32 arithmetic on their exactly widened values and round the result once.
 //
 // Accuracy: the one measure of the contract (posenc/rope.h, reference::MaxPairUlpError). For a
@@ -73,18 +74,19 @@ HWY_INLINE void Rotate(V x, V y, V c, V s, V& out_x, V& out_y) {
   }
 }
 
-// The lanes of one step. kF64: `d` is a double tag and the f32 data are Rebind<float, D>
-// (half-width) vectors promoted around the rotation. kF32: `d` is a float tag.
+// The lanes of one step. kF64: `d` is a double tag, the f32 data are Rebind<float, D>
+// (half-width) vectors promoted around the rotation, and cos/sin arrive already promoted (the
+// token's row is widened once, WidenRowF64, not once per head: exact, so the same bits).
+// kF32: `d` is a float tag.
 template <bool kF64, class D>
 struct Lanes {
   using DF = hn::Rebind<float, D>;
   template <bool kInverse>
-  static HWY_INLINE void Rotate2(D d, hn::Vec<DF> x, hn::Vec<DF> y, hn::Vec<DF> c, hn::Vec<DF> s,
+  static HWY_INLINE void Rotate2(D d, hn::Vec<DF> x, hn::Vec<DF> y, hn::Vec<D> c, hn::Vec<D> s,
                                  hn::Vec<DF>& ox, hn::Vec<DF>& oy) {
     if constexpr (kF64) {
       hn::Vec<D> x64, y64;
-      Rotate<kInverse>(hn::PromoteTo(d, x), hn::PromoteTo(d, y), hn::PromoteTo(d, c),
-                       hn::PromoteTo(d, s), x64, y64);
+      Rotate<kInverse>(hn::PromoteTo(d, x), hn::PromoteTo(d, y), c, s, x64, y64);
       ox = DemoteF64ToF32(d, x64);
       oy = DemoteF64ToF32(d, y64);
     } else {
@@ -93,6 +95,21 @@ struct Lanes {
     }
   }
 };
+
+// The cos/sin row element type of an f32 head with arithmetic kF64 / kF32.
+template <bool kF64>
+using RotationRow = std::conditional_t<kF64, double, float>;
+
+// Row values widened to double for kF64 heads, once per token (PromoteTo is exact).
+HWY_INLINE void WidenRowF64(const float* HWY_RESTRICT src, size_t n, double* HWY_RESTRICT dst) {
+  const hn::ScalableTag<double> d;
+  const hn::CappedTag<double, 1> d1;
+  const hn::Rebind<float, decltype(d)> df;
+  const hn::Rebind<float, decltype(d1)> df1;
+  size_t i = 0;
+  for (; i + hn::Lanes(d) <= n; i += hn::Lanes(d)) hn::StoreU(hn::PromoteTo(d, hn::LoadU(df, src + i)), d, dst + i);
+  for (; i < n; ++i) hn::StoreU(hn::PromoteTo(d1, hn::LoadU(df1, src + i)), d1, dst + i);
+}
 
 // NaN outputs are made canonical after the fact, only for heads that may hold one: every step
 // adds its outputs into a probe, which stays finite unless some output is NaN or infinite (or
@@ -132,13 +149,13 @@ HWY_INLINE void CanonicalizeStoredNaNs(T* out, size_t n) {
 
 // Pairs (in[i], in[i + half]) -> (out[i], out[i + half]) for the lanes of d.
 template <bool kF64, bool kInverse, class D>
-HWY_INLINE void RotateHalfLanes(D d, const float* in, const float* HWY_RESTRICT cos,
-                                const float* HWY_RESTRICT sin, size_t half, float* out,
+HWY_INLINE void RotateHalfLanes(D d, const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
+                                const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out,
                                 hn::Vec<hn::Rebind<float, D>>& probe) {
   const hn::Rebind<float, D> df;
   hn::Vec<decltype(df)> ox, oy;
   Lanes<kF64, D>::template Rotate2<kInverse>(d, hn::LoadU(df, in), hn::LoadU(df, in + half),
-                                             hn::LoadU(df, cos), hn::LoadU(df, sin), ox, oy);
+                                             hn::LoadU(d, cos), hn::LoadU(d, sin), ox, oy);
   Probe(probe, ox, oy);
   hn::StoreU(ox, df, out);
   hn::StoreU(oy, df, out + half);
@@ -146,13 +163,14 @@ HWY_INLINE void RotateHalfLanes(D d, const float* in, const float* HWY_RESTRICT 
 
 // Pairs (in[2i], in[2i + 1]) for the lanes of d.
 template <bool kF64, bool kInverse, class D>
-HWY_INLINE void RotateInterleavedLanes(D d, const float* in, const float* HWY_RESTRICT cos,
-                                       const float* HWY_RESTRICT sin, float* out,
+HWY_INLINE void RotateInterleavedLanes(D d, const float* in,
+                                       const RotationRow<kF64>* HWY_RESTRICT cos,
+                                       const RotationRow<kF64>* HWY_RESTRICT sin, float* out,
                                        hn::Vec<hn::Rebind<float, D>>& probe) {
   const hn::Rebind<float, D> df;
   hn::Vec<decltype(df)> x, y, ox, oy;
   hn::LoadInterleaved2(df, in, x, y);
-  Lanes<kF64, D>::template Rotate2<kInverse>(d, x, y, hn::LoadU(df, cos), hn::LoadU(df, sin), ox,
+  Lanes<kF64, D>::template Rotate2<kInverse>(d, x, y, hn::LoadU(d, cos), hn::LoadU(d, sin), ox,
                                              oy);
   Probe(probe, ox, oy);
   hn::StoreInterleaved2(ox, oy, df, out);
@@ -160,8 +178,8 @@ HWY_INLINE void RotateInterleavedLanes(D d, const float* in, const float* HWY_RE
 
 // The lanes of one step for pairs starting at pair index i, either layout.
 template <bool kF64, bool kInterleaved, bool kInverse, class D>
-HWY_INLINE void RotateStep(D d, const float* in, const float* HWY_RESTRICT cos,
-                           const float* HWY_RESTRICT sin, size_t half, size_t i, float* out,
+HWY_INLINE void RotateStep(D d, const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
+                           const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, size_t i, float* out,
                            hn::Vec<hn::Rebind<float, D>>& probe) {
   if constexpr (kInterleaved) {
     RotateInterleavedLanes<kF64, kInverse>(d, in + 2 * i, cos + i, sin + i, out + 2 * i, probe);
@@ -171,10 +189,11 @@ HWY_INLINE void RotateStep(D d, const float* in, const float* HWY_RESTRICT cos,
 }
 
 // Rotates the first 2 * half elements of one head. `in` may equal `out` (in place); otherwise
-// they must not overlap. Elements past 2 * half are not touched.
+// they must not overlap. Elements past 2 * half are not touched. cos/sin: the token's row, in
+// double for kF64 (WidenRowF64 of the f32 row), else f32.
 template <bool kF64, bool kInterleaved, bool kInverse>
-HWY_INLINE void RotateHead(const float* in, const float* HWY_RESTRICT cos,
-                           const float* HWY_RESTRICT sin, size_t half, float* out) {
+HWY_INLINE void RotateHead(const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
+                           const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out) {
   using T = std::conditional_t<kF64, double, float>;
   const hn::ScalableTag<T> d;
   const hn::CappedTag<T, 1> d1;
@@ -233,10 +252,13 @@ HWY_INLINE void RotateStepT(D d, const T* in, const float* HWY_RESTRICT cos,
   }
 }
 
-// One head of any storage type: f32 heads honour kF64; half heads use f32 arithmetic.
+// One head of any storage type: f32 heads honour kF64 (and then read a double row, RowOf);
+// half heads use f32 arithmetic.
+template <class T, bool kF64>
+using RowOf = RotationRow<kF64 && std::is_same_v<T, float>>;
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
-HWY_INLINE void RotateHeadT(const T* in, const float* HWY_RESTRICT cos,
-                            const float* HWY_RESTRICT sin, size_t half, T* out) {
+HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
+                            const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, T* out) {
   if constexpr (std::is_same_v<T, float>) {
     RotateHead<kF64, kInterleaved, kInverse>(in, cos, sin, half, out);
   } else {

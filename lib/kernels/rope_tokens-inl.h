@@ -45,15 +45,25 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
   const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
   const bool convert = plan.source != kernels::RowSource::kCompute && plan.cache_dtype != DType::kF32;
+  // f32 heads with kF64 arithmetic rotate with the row widened to double once per token.
+  using Row = RowOf<T, kF64>;
+  constexpr bool kWiden = std::is_same_v<Row, double>;
   // cos/sin rows of one token: on the stack up to 512 pairs (every model we know), else the heap;
   // a decode step then pays no allocation.
   constexpr size_t kStackPairs = 512;
   HWY_ALIGN float stack[2 * kStackPairs];
+  HWY_ALIGN double stack64[kWiden ? 2 * kStackPairs : 1];
   hwy::AlignedFreeUniquePtr<float[]> heap;
+  hwy::AlignedFreeUniquePtr<double[]> heap64;
   float* scratch = stack;
+  double* scratch64 = stack64;
   if ((plan.source == kernels::RowSource::kCompute || convert) && half > kStackPairs) {
     heap = hwy::AllocateAligned<float>(2 * half);
     scratch = heap.get();
+  }
+  if (kWiden && half > kStackPairs) {
+    heap64 = hwy::AllocateAligned<double>(2 * half);
+    scratch64 = heap64.get();
   }
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -73,6 +83,17 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       cos = CacheRowF32(plan.cos_rows, plan.cache_dtype, row, half, scratch);
       sin = CacheRowF32(plan.sin_rows, plan.cache_dtype, row, half, scratch + half);
     }
+    const Row* row_cos;
+    const Row* row_sin;
+    if constexpr (kWiden) {
+      WidenRowF64(cos, half, scratch64);
+      WidenRowF64(sin, half, scratch64 + half);
+      row_cos = scratch64;
+      row_sin = scratch64 + half;
+    } else {
+      row_cos = cos;
+      row_sin = sin;
+    }
     for (int i = 0; i < plan.num_io; ++i) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
@@ -81,7 +102,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       for (int64_t h = 0; h < io.heads; ++h) {
         const T* head_in = in + h * io.in_stride[2];
         T* head_out = out + h * io.out_stride[2];
-        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, row_cos, row_sin, half, head_out);
         if (!in_place && tail != 0) {
           std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
         }
