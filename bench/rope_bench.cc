@@ -42,6 +42,9 @@ struct Case {
   int threads;
   RotationArithmetic arithmetic = RotationArithmetic::kF64;
   DType dtype = DType::kF32;
+  // exec.max_threads: 0 (the default) runs in the benchmark's arena of `threads`, a runtime's
+  // own arena; n > 1 makes posenc use its own (reused) arena of n threads.
+  int max_threads = 0;
 };
 
 constexpr int64_t kDecodePosition = 4000;
@@ -92,7 +95,7 @@ RopeParams ParamsFor(const Case& c) {
   p.rotary_dim = c.model->rotary_dim;
   p.freqs.base = c.model->rope_theta;
   p.positions = Positions::Offset(c.tokens == 1 ? kDecodePosition : 0);
-  p.exec.max_threads = c.threads == 1 ? 1 : 0;  // 0: the benchmark's arena of c.threads
+  p.exec.max_threads = c.max_threads;
   if (c.source == Source::kTable) p.source = CosSinSource::Table(TableFor(*c.model));
   if (c.source == Source::kCache) {
     const RopeTable* table = TableFor(*c.model);
@@ -171,6 +174,11 @@ void Register(const Case& c, bool quick) {
                        : ArithmeticName(c.arithmetic);
   row.target = c.target;
   row.threads = c.threads;
+  row.max_threads = c.max_threads;
+  // RopeParams{} with the model's layout: on-the-fly cos/sin, kF64 (f32 tensors), max_threads 0.
+  row.is_default = c.source == Source::kOnTheFly && c.pairs == c.model->pairs &&
+                   (c.dtype != DType::kF32 || c.arithmetic == RotationArithmetic::kF64) &&
+                   c.max_threads == 0;
   RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });
 }
 
@@ -181,20 +189,36 @@ void RegisterRopeBenchmarks(bool quick) {
   const RotationArithmetic kBoth[] = {RotationArithmetic::kF64, RotationArithmetic::kF32};
   if (quick) {
     const ModelShape* m = FindModelShape("llama3-8b");
-    for (int64_t tokens : {1, 512, 4096})
+    const std::string& best = targets.front();
+    for (int64_t tokens : {1, 16, 512, 4096})
       for (Source s : {Source::kOnTheFly, Source::kTable})
         for (RotationArithmetic a : kBoth)
           for (int threads : {1, 2}) {
             if (tokens == 1 && threads == 2) continue;  // a decode step never spawns tasks
-            Register({m, tokens, PairLayout::kHalf, s, targets.front(), threads, a}, quick);
+            Register({m, tokens, PairLayout::kHalf, s, best, threads, a}, quick);
           }
+    // posenc's own arena (exec.max_threads = 2) next to the caller's arena rows above.
+    for (int64_t tokens : {16, 512, 4096}) {
+      Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 2, RotationArithmetic::kF64,
+                DType::kF32, 2},
+               quick);
+      Register({m, tokens, PairLayout::kHalf, Source::kTable, best, 2, RotationArithmetic::kF32,
+                DType::kF32, 2},
+               quick);
+    }
+    // Interleaved pairs (GPT-J / NeoX-style checkpoints) on the same shape.
+    for (int64_t tokens : {1, 512, 4096})
+      for (Source s : {Source::kOnTheFly, Source::kTable}) {
+        const RotationArithmetic a =
+            s == Source::kTable ? RotationArithmetic::kF32 : RotationArithmetic::kF64;
+        Register({m, tokens, PairLayout::kInterleaved, s, best, 1, a}, quick);
+      }
     for (DType dt : {DType::kBF16, DType::kF16})
       for (int64_t tokens : {512, 4096}) {
-        Register({m, tokens, PairLayout::kHalf, Source::kTable, targets.front(), 1,
-                  RotationArithmetic::kF32, dt},
+        Register({m, tokens, PairLayout::kHalf, Source::kTable, best, 1, RotationArithmetic::kF32, dt},
                  quick);
       }
-    Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, targets.front(), 1}, quick);
+    Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
     return;
   }
   // Every target with the default (f64) arithmetic; f32 arithmetic on the chosen target.
@@ -207,6 +231,9 @@ void RegisterRopeBenchmarks(bool quick) {
               for (int threads : {1, 2}) {
                 if (a == RotationArithmetic::kF32 && target != targets.front()) continue;
                 Register({&m, tokens, pairs, s, target, threads, a}, quick);
+                if (threads == 2 && target == targets.front()) {
+                  Register({&m, tokens, pairs, s, target, threads, a, DType::kF32, 2}, quick);
+                }
               }
       for (DType dt : {DType::kBF16, DType::kF16})
         for (Source s : {Source::kOnTheFly, Source::kTable})
