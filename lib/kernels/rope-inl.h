@@ -39,8 +39,9 @@
 // on the operand order each target's compiler picked, and Inf * 0 differs in sign between x86
 // and Arm.
 // Half-layout pairs (x[i], x[i + r/2]) are two plain loads; interleaved pairs (x[2i], x[2i+1])
-// use LoadInterleaved2, which is correct on the 1-lane SCALAR target too (shuffle tricks such as
-// Reverse2 are not: HIGHWAY-1.0.3.md pitfall 1).
+// are one load and an in-register swap with a per-token pair row (RotateInterleavedHead), the
+// 1-lane SCALAR target and tails taking each pair's partner from a second load instead of
+// Reverse2 (identity there: HIGHWAY-1.0.3.md pitfall 1).
 
 #if defined(POSENC_LIB_KERNELS_ROPE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_ROPE_INL_H_
@@ -161,55 +162,124 @@ HWY_INLINE void RotateHalfLanes(D d, const float* in, const RotationRow<kF64>* H
   hn::StoreU(oy, df, out + half);
 }
 
-// Pairs (in[2i], in[2i + 1]) for the lanes of d.
-template <bool kF64, bool kInverse, class D>
-HWY_INLINE void RotateInterleavedLanes(D d, const float* in,
-                                       const RotationRow<kF64>* HWY_RESTRICT cos,
-                                       const RotationRow<kF64>* HWY_RESTRICT sin, float* out,
-                                       hn::Vec<hn::Rebind<float, D>>& probe) {
-  const hn::Rebind<float, D> df;
-  hn::Vec<decltype(df)> x, y, ox, oy;
-  hn::LoadInterleaved2(df, in, x, y);
-  Lanes<kF64, D>::template Rotate2<kInverse>(d, x, y, hn::LoadU(d, cos), hn::LoadU(d, sin), ox,
-                                             oy);
-  Probe(probe, ox, oy);
-  hn::StoreInterleaved2(ox, oy, df, out);
+// Interleaved pairs (x[2i], x[2i + 1]) read a pair row (BuildPairRows): for element j of a head
+//   out[j] = in[j] * C[j] + in[j ^ 1] * S[j],   C = (c_0, c_0, c_1, c_1, ...),
+//   S = (-s_0, s_0, -s_1, s_1, ...) forward, (s_0, -s_0, ...) inverse,
+// i.e. (x c + y (-s), y c + x s) = (x c - y s, y c + x s): y (-s) is exactly -(y s) and a + (-b)
+// is the IEEE definition of a - b, so the bits equal the rotation formula's. Per vector: one
+// load, one in-register pair swap (Reverse2), two multiplies, one add, one store. The partner
+// in[j ^ 1] comes from Reverse2 within a vector, or, on 1-lane vectors (the SCALAR target, where
+// Reverse2 is the identity, HIGHWAY-1.0.3.md pitfall 1, and every tail), from a second load:
+// the same two products and the same sum, so every element gets the same bits on every target.
+template <bool kInverse, class R>
+HWY_INLINE void BuildPairRows(const float* HWY_RESTRICT cos, const float* HWY_RESTRICT sin,
+                              size_t half, R* HWY_RESTRICT pair_cos, R* HWY_RESTRICT pair_sin) {
+  for (size_t i = 0; i < half; ++i) {
+    const R c = static_cast<R>(cos[i]), s = static_cast<R>(sin[i]);  // exact (f32 -> f32/f64)
+    pair_cos[2 * i] = c;
+    pair_cos[2 * i + 1] = c;
+    pair_sin[2 * i] = kInverse ? s : -s;  // negation: exact, a sign flip
+    pair_sin[2 * i + 1] = kInverse ? -s : s;
+  }
 }
 
-// The lanes of one step for pairs starting at pair index i, either layout.
-template <bool kF64, bool kInterleaved, bool kInverse, class D>
-HWY_INLINE void RotateStep(D d, const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
-                           const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, size_t i, float* out,
-                           hn::Vec<hn::Rebind<float, D>>& probe) {
-  if constexpr (kInterleaved) {
-    RotateInterleavedLanes<kF64, kInverse>(d, in + 2 * i, cos + i, sin + i, out + 2 * i, probe);
+// Lanes of d (f32 arithmetic: float; kF64 f32 heads: double) from / to storage type T; the store
+// returns the f32 values for the probe.
+template <bool kWide, class T, class D>
+HWY_INLINE hn::Vec<D> LoadPairLanes(D d, const T* p) {
+  if constexpr (kWide) {
+    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, D>(), p));
   } else {
-    RotateHalfLanes<kF64, kInverse>(d, in + i, cos + i, sin + i, half, out + i, probe);
+    return LoadAsF32(d, p);
   }
+}
+template <bool kWide, class T, class D>
+HWY_INLINE hn::Vec<hn::Rebind<float, D>> StorePairLanes(D d, hn::Vec<D> v, T* p) {
+  if constexpr (kWide) {
+    const auto f = DemoteF64ToF32(d, v);
+    hn::StoreU(f, hn::Rebind<float, D>(), p);
+    return f;
+  } else {
+    StoreFromF32(v, d, p);
+    return v;
+  }
+}
+
+// Elements [j, j + Lanes(d)) of an interleaved head, Lanes(d) even (never the SCALAR target).
+template <bool kWide, class T, class D>
+HWY_INLINE void RotatePairLanes(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
+                                const hn::TFromD<D>* HWY_RESTRICT pair_sin, T* out,
+                                hn::Vec<hn::Rebind<float, D>>& probe) {
+  const auto v = LoadPairLanes<kWide>(d, in);
+  const auto o = hn::Add(hn::Mul(v, hn::LoadU(d, pair_cos)), hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, pair_sin)));
+  probe = hn::Add(probe, StorePairLanes<kWide>(d, o, out));
+}
+
+// One pair (elements j, j + 1) on 1-lane vectors: the partner is loaded, not swapped.
+template <bool kWide, class T, class D1>
+HWY_INLINE void RotatePairScalar(D1 d1, const T* in, const hn::TFromD<D1>* HWY_RESTRICT pair_cos,
+                                 const hn::TFromD<D1>* HWY_RESTRICT pair_sin, T* out,
+                                 hn::Vec<hn::Rebind<float, D1>>& probe) {
+  const auto x = LoadPairLanes<kWide>(d1, in);
+  const auto y = LoadPairLanes<kWide>(d1, in + 1);
+  const auto ox = hn::Add(hn::Mul(x, hn::LoadU(d1, pair_cos)), hn::Mul(y, hn::LoadU(d1, pair_sin)));
+  const auto oy =
+      hn::Add(hn::Mul(y, hn::LoadU(d1, pair_cos + 1)), hn::Mul(x, hn::LoadU(d1, pair_sin + 1)));
+  Probe(probe, StorePairLanes<kWide>(d1, ox, out), StorePairLanes<kWide>(d1, oy, out + 1));
+}
+
+// Rotates the 2 * half elements of an interleaved head with the token's pair rows (2 * half
+// values each, type R: double for kF64 f32 heads, else float). In place or not, as RotateHead.
+template <bool kWide, class T, class R>
+HWY_INLINE void RotateInterleavedHead(const T* in, const R* HWY_RESTRICT pair_cos,
+                                      const R* HWY_RESTRICT pair_sin, size_t half, T* out) {
+  const hn::ScalableTag<R> d;
+  const hn::CappedTag<R, 1> d1;
+  const hn::Rebind<float, decltype(d)> df;
+  const hn::Rebind<float, decltype(d1)> df1;
+  const size_t n = 2 * half;
+  auto p0 = hn::Zero(df), p1 = hn::Zero(df);
+  auto pt = hn::Zero(df1);
+  size_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const size_t N = hn::Lanes(d);  // even on every other target (>= 2 lanes of 64 bits)
+  for (; j + 2 * N <= n; j += 2 * N) {
+    RotatePairLanes<kWide>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
+    RotatePairLanes<kWide>(d, in + j + N, pair_cos + j + N, pair_sin + j + N, out + j + N, p1);
+  }
+  for (; j + N <= n; j += N) RotatePairLanes<kWide>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
+#endif
+  for (; j < n; j += 2) RotatePairScalar<kWide>(d1, in + j, pair_cos + j, pair_sin + j, out + j, pt);
+  if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, n);
 }
 
 // Rotates the first 2 * half elements of one head. `in` may equal `out` (in place); otherwise
 // they must not overlap. Elements past 2 * half are not touched. cos/sin: the token's row, in
-// double for kF64 (WidenRowF64 of the f32 row), else f32.
+// double for kF64 (WidenRowF64 of the f32 row), else f32; for interleaved pairs the pair rows
+// (BuildPairRows, 2 * half values each, the direction already in their signs).
 template <bool kF64, bool kInterleaved, bool kInverse>
 HWY_INLINE void RotateHead(const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
                            const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out) {
-  using T = std::conditional_t<kF64, double, float>;
-  const hn::ScalableTag<T> d;
-  const hn::CappedTag<T, 1> d1;
-  const hn::Rebind<float, decltype(d)> df;
-  const hn::Rebind<float, decltype(d1)> df1;
-  const size_t N = hn::Lanes(d);
-  auto p0 = hn::Zero(df), p1 = hn::Zero(df);
-  auto pt = hn::Zero(df1);
-  size_t i = 0;
-  for (; i + 2 * N <= half; i += 2 * N) {
-    RotateStep<kF64, kInterleaved, kInverse>(d, in, cos, sin, half, i, out, p0);
-    RotateStep<kF64, kInterleaved, kInverse>(d, in, cos, sin, half, i + N, out, p1);
+  if constexpr (kInterleaved) {
+    RotateInterleavedHead<kF64>(in, cos, sin, half, out);
+  } else {
+    using T = std::conditional_t<kF64, double, float>;
+    const hn::ScalableTag<T> d;
+    const hn::CappedTag<T, 1> d1;
+    const hn::Rebind<float, decltype(d)> df;
+    const hn::Rebind<float, decltype(d1)> df1;
+    const size_t N = hn::Lanes(d);
+    auto p0 = hn::Zero(df), p1 = hn::Zero(df);
+    auto pt = hn::Zero(df1);
+    size_t i = 0;
+    for (; i + 2 * N <= half; i += 2 * N) {
+      RotateHalfLanes<kF64, kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
+      RotateHalfLanes<kF64, kInverse>(d, in + i + N, cos + i + N, sin + i + N, half, out + i + N, p1);
+    }
+    for (; i + N <= half; i += N) RotateHalfLanes<kF64, kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
+    for (; i < half; ++i) RotateHalfLanes<kF64, kInverse>(d1, in + i, cos + i, sin + i, half, out + i, pt);
+    if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, 2 * half);
   }
-  for (; i + N <= half; i += N) RotateStep<kF64, kInterleaved, kInverse>(d, in, cos, sin, half, i, out, p0);
-  for (; i < half; ++i) RotateStep<kF64, kInterleaved, kInverse>(d1, in, cos, sin, half, i, out, pt);
-  if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, 2 * half);
 }
 
 // bf16 / f16 heads: f32 arithmetic (RotationArithmetic does not apply), each output the
@@ -226,32 +296,6 @@ HWY_INLINE void RotateHalfLanesT(D d, const T* in, const float* HWY_RESTRICT cos
   StoreFromF32(oy, d, out + half);
 }
 
-template <bool kInverse, class T, class D>
-HWY_INLINE void RotateInterleavedLanesT(D d, const T* in, const float* HWY_RESTRICT cos,
-                                        const float* HWY_RESTRICT sin, T* out, hn::Vec<D>& probe) {
-  const hn::Rebind<uint16_t, D> du16;
-  hn::Vec<decltype(du16)> a, b;
-  hn::LoadInterleaved2(du16, reinterpret_cast<const uint16_t*>(in), a, b);
-  hn::Vec<D> ox, oy;
-  Rotate<kInverse>(BitsToF32(d, a, static_cast<T*>(nullptr)), BitsToF32(d, b, static_cast<T*>(nullptr)),
-                   hn::LoadU(d, cos), hn::LoadU(d, sin), ox, oy);
-  Probe(probe, ox, oy);
-  hn::StoreInterleaved2(F32ToBits(d, ox, static_cast<T*>(nullptr)),
-                        F32ToBits(d, oy, static_cast<T*>(nullptr)), du16,
-                        reinterpret_cast<uint16_t*>(out));
-}
-
-template <bool kInterleaved, bool kInverse, class T, class D>
-HWY_INLINE void RotateStepT(D d, const T* in, const float* HWY_RESTRICT cos,
-                            const float* HWY_RESTRICT sin, size_t half, size_t i, T* out,
-                            hn::Vec<D>& probe) {
-  if constexpr (kInterleaved) {
-    RotateInterleavedLanesT<kInverse>(d, in + 2 * i, cos + i, sin + i, out + 2 * i, probe);
-  } else {
-    RotateHalfLanesT<kInverse>(d, in + i, cos + i, sin + i, half, out + i, probe);
-  }
-}
-
 // One head of any storage type: f32 heads honour kF64 (and then read a double row, RowOf);
 // half heads use f32 arithmetic.
 template <class T, bool kF64>
@@ -261,6 +305,8 @@ HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
                             const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, T* out) {
   if constexpr (std::is_same_v<T, float>) {
     RotateHead<kF64, kInterleaved, kInverse>(in, cos, sin, half, out);
+  } else if constexpr (kInterleaved) {
+    RotateInterleavedHead<false>(in, cos, sin, half, out);
   } else {
     const hn::ScalableTag<float> d;
     const hn::CappedTag<float, 1> d1;
@@ -269,11 +315,11 @@ HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
     auto pt = hn::Zero(d1);
     size_t i = 0;
     for (; i + 2 * N <= half; i += 2 * N) {
-      RotateStepT<kInterleaved, kInverse>(d, in, cos, sin, half, i, out, p0);
-      RotateStepT<kInterleaved, kInverse>(d, in, cos, sin, half, i + N, out, p1);
+      RotateHalfLanesT<kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
+      RotateHalfLanesT<kInverse>(d, in + i + N, cos + i + N, sin + i + N, half, out + i + N, p1);
     }
-    for (; i + N <= half; i += N) RotateStepT<kInterleaved, kInverse>(d, in, cos, sin, half, i, out, p0);
-    for (; i < half; ++i) RotateStepT<kInterleaved, kInverse>(d1, in, cos, sin, half, i, out, pt);
+    for (; i + N <= half; i += N) RotateHalfLanesT<kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
+    for (; i < half; ++i) RotateHalfLanesT<kInverse>(d1, in + i, cos + i, sin + i, half, out + i, pt);
     if (!ProbeFinite(d, hn::Add(p0, p1)) || !ProbeFinite(d1, pt)) CanonicalizeStoredNaNs(out, 2 * half);
   }
 }

@@ -45,25 +45,28 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
   const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
   const bool convert = plan.source != kernels::RowSource::kCompute && plan.cache_dtype != DType::kF32;
-  // f32 heads with kF64 arithmetic rotate with the row widened to double once per token.
+  // f32 heads with kF64 arithmetic rotate with the row widened to double once per token;
+  // interleaved heads with the token's pair rows (BuildPairRows, 2 * half values each).
   using Row = RowOf<T, kF64>;
   constexpr bool kWiden = std::is_same_v<Row, double>;
+  constexpr bool kRowCopy = kWiden || kInterleaved;
+  const size_t row_values = kInterleaved ? 2 * half : half;  // of each of cos, sin
   // cos/sin rows of one token: on the stack up to 512 pairs (every model we know), else the heap;
   // a decode step then pays no allocation.
   constexpr size_t kStackPairs = 512;
   HWY_ALIGN float stack[2 * kStackPairs];
-  HWY_ALIGN double stack64[kWiden ? 2 * kStackPairs : 1];
+  HWY_ALIGN Row stack_row[kRowCopy ? 4 * kStackPairs : 1];
   hwy::AlignedFreeUniquePtr<float[]> heap;
-  hwy::AlignedFreeUniquePtr<double[]> heap64;
+  hwy::AlignedFreeUniquePtr<Row[]> heap_row;
   float* scratch = stack;
-  double* scratch64 = stack64;
+  Row* row_scratch = stack_row;
   if ((plan.source == kernels::RowSource::kCompute || convert) && half > kStackPairs) {
     heap = hwy::AllocateAligned<float>(2 * half);
     scratch = heap.get();
   }
-  if (kWiden && half > kStackPairs) {
-    heap64 = hwy::AllocateAligned<double>(2 * half);
-    scratch64 = heap64.get();
+  if (kRowCopy && half > kStackPairs) {
+    heap_row = hwy::AllocateAligned<Row>(2 * row_values);
+    row_scratch = heap_row.get();
   }
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -85,11 +88,15 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     }
     const Row* row_cos;
     const Row* row_sin;
-    if constexpr (kWiden) {
-      WidenRowF64(cos, half, scratch64);
-      WidenRowF64(sin, half, scratch64 + half);
-      row_cos = scratch64;
-      row_sin = scratch64 + half;
+    if constexpr (kInterleaved) {
+      BuildPairRows<kInverse>(cos, sin, half, row_scratch, row_scratch + row_values);
+      row_cos = row_scratch;
+      row_sin = row_scratch + row_values;
+    } else if constexpr (kWiden) {
+      WidenRowF64(cos, half, row_scratch);
+      WidenRowF64(sin, half, row_scratch + half);
+      row_cos = row_scratch;
+      row_sin = row_scratch + half;
     } else {
       row_cos = cos;
       row_sin = sin;
