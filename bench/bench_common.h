@@ -34,6 +34,7 @@ struct Row {
   int threads = 1;      // threads of the arena the call runs in
   int max_threads = 0;  // exec.max_threads of the call: 0 = the caller's arena (the default)
   bool is_default = false;  // every setting of the call is the API's default ("default": true)
+  bool out_of_place = false;  // writes separate output buffers (memcpy rows: always)
 };
 
 // Registered rows by benchmark function name.
@@ -46,7 +47,8 @@ void RegisterRow(const Row& row, double min_time, Fn fn) {
                      row.pairs + "/" + row.source + "/" +
                      (row.arithmetic.empty() ? "" : "arith:" + row.arithmetic + "/") + row.target +
                      "/threads:" + std::to_string(row.threads) +
-                     (row.max_threads != 0 ? "/max_threads:" + std::to_string(row.max_threads) : "");
+                     (row.max_threads != 0 ? "/max_threads:" + std::to_string(row.max_threads) : "") +
+                     (row.out_of_place ? "/out_of_place" : "");
   Rows()[name] = row;
   benchmark::RegisterBenchmark(name.c_str(), fn)
       ->UseRealTime()

@@ -1,5 +1,6 @@
 // RoPE rows of the suite: model shapes x tokens x pairs x cos/sin source x arithmetic x target x
 // threads, plus memcpy rows on the same bytes. Decode steps (1 token) sit at position 4000.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include <tbb/task_arena.h>
 
+#include "hwy/aligned_allocator.h"
 #include "bench/bench_common.h"
 #include "bench/model_shapes.h"
 #include "posenc/half.h"
@@ -45,6 +47,7 @@ struct Case {
   // exec.max_threads: 0 (the default) runs in the benchmark's arena of `threads`, a runtime's
   // own arena; n > 1 makes posenc use its own (reused) arena of n threads.
   int max_threads = 0;
+  bool out_of_place = false;  // write q_out / k_out (separate buffers) instead of in place
 };
 
 constexpr int64_t kDecodePosition = 4000;
@@ -143,6 +146,17 @@ void RunCase(benchmark::State& state, const Case& c) {
     RopeTensors rt;
     rt.q = TensorBSHD(t.q.data(), c.dtype, 1, c.tokens, c.model->q_heads, c.model->head_dim);
     rt.k = TensorBSHD(t.k.data(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
+    // Outputs 64-byte aligned, as runtimes' allocators give them (streaming stores need
+    // vector-aligned heads), and touched once so the timed calls see mapped pages.
+    hwy::AlignedFreeUniquePtr<float[]> q_out, k_out;
+    if (c.out_of_place) {
+      q_out = hwy::AllocateAligned<float>(t.q.size());
+      k_out = hwy::AllocateAligned<float>(t.k.size());
+      std::fill(q_out.get(), q_out.get() + t.q.size(), 0.0f);
+      std::fill(k_out.get(), k_out.get() + t.k.size(), 0.0f);
+      rt.q_out = TensorBSHD(q_out.get(), c.dtype, 1, c.tokens, c.model->q_heads, c.model->head_dim);
+      rt.k_out = TensorBSHD(k_out.get(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
+    }
     const RopeParams p = ParamsFor(c);
     Status st = ApplyRope(rt, p);  // warm-up, and the error check outside the timed loop
     if (!st.ok()) {
@@ -175,6 +189,7 @@ void Register(const Case& c, bool quick) {
   row.target = c.target;
   row.threads = c.threads;
   row.max_threads = c.max_threads;
+  row.out_of_place = c.out_of_place || c.source == Source::kBaselineMemcpy;
   // RopeParams{} with the model's layout: on-the-fly cos/sin, kF64 (f32 tensors), max_threads 0.
   row.is_default = c.source == Source::kOnTheFly && c.pairs == c.model->pairs &&
                    (c.dtype != DType::kF32 || c.arithmetic == RotationArithmetic::kF64) &&
@@ -206,6 +221,16 @@ void RegisterRopeBenchmarks(bool quick) {
                 DType::kF32, 2},
                quick);
     }
+    // Out of place (q_out / k_out), next to the memcpy row of the same bytes.
+    for (int64_t tokens : {512, 4096}) {
+      Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 1, RotationArithmetic::kF64,
+                DType::kF32, 0, true},
+               quick);
+      Register({m, tokens, PairLayout::kHalf, Source::kTable, best, 1, RotationArithmetic::kF32,
+                DType::kF32, 0, true},
+               quick);
+    }
+    Register({m, 512, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
     // Interleaved pairs (GPT-J / NeoX-style checkpoints) on the same shape.
     for (int64_t tokens : {1, 512, 4096})
       for (Source s : {Source::kOnTheFly, Source::kTable}) {
@@ -241,6 +266,11 @@ void RegisterRopeBenchmarks(bool quick) {
             Register({&m, tokens, m.pairs, s, targets.front(), threads, RotationArithmetic::kF32, dt},
                      quick);
           }
+      for (Source s : {Source::kOnTheFly, Source::kTable}) {
+        const RotationArithmetic a =
+            s == Source::kTable ? RotationArithmetic::kF32 : RotationArithmetic::kF64;
+        Register({&m, tokens, m.pairs, s, targets.front(), 1, a, DType::kF32, 0, true}, quick);
+      }
       Register({&m, tokens, m.pairs, Source::kBaselineMemcpy, targets.front(), 1}, quick);
     }
 }

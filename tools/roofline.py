@@ -31,6 +31,7 @@ def main(argv):
         rows = [r for r in json.load(f)
                 if r.get("threads") == args.threads and r.get("model") == args.model
                 and r.get("dtype") == args.dtype and r.get("max_threads", 0) == 0
+                and (not r.get("out_of_place", False) or r["source"].startswith("baseline"))
                 and (r.get("pairs") == args.pairs or r["source"].startswith("baseline"))]
     if not rows:
         print(f"roofline: no rows with threads={args.threads}, model={args.model}, "

@@ -75,6 +75,52 @@ HWY_INLINE void Rotate(V x, V y, V c, V s, V& out_x, V& out_y) {
   }
 }
 
+// Non-temporal stores for the outputs of large out-of-place calls (RopeTokensT decides): the
+// output lines are written without being read into the cache first, so such a call moves two
+// streams instead of three. x86 only (hn::Stream on a partial x86 vector writes 16 bytes, and
+// other architectures are not measured), full vectors at vector-aligned addresses only
+// (StreamableHead); the values stored are the same, only the cache policy differs.
+#undef POSENC_STREAM_STORES
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+#define POSENC_STREAM_STORES 1
+#else
+#define POSENC_STREAM_STORES 0
+#endif
+
+template <bool kStream, class DF>
+HWY_INLINE void StoreOut(hn::Vec<DF> v, DF df, float* p) {
+#if POSENC_STREAM_STORES
+  if constexpr (kStream) {
+    hn::Stream(v, df, p);
+    return;
+  }
+#endif
+  hn::StoreU(v, df, p);
+}
+
+// Whether a head's outputs can take streaming stores: every full-vector store of the head's
+// loops (at out + k * Lanes and out + half + k * Lanes) is aligned, and the vector is a full
+// x86 register of >= 16 bytes.
+template <class DF>
+HWY_INLINE bool StreamableHead(DF df, const float* out, size_t half) {
+#if POSENC_STREAM_STORES
+  const size_t bytes = hn::Lanes(df) * sizeof(float);
+  return bytes >= 16 && reinterpret_cast<uintptr_t>(out) % bytes == 0 && half % hn::Lanes(df) == 0;
+#else
+  (void)df;
+  (void)out;
+  (void)half;
+  return false;
+#endif
+}
+
+// Orders streaming stores before what follows (they are weakly ordered on x86).
+HWY_INLINE void FenceStreamingStores() {
+#if POSENC_STREAM_STORES
+  _mm_sfence();
+#endif
+}
+
 // The lanes of one step. kF64: `d` is a double tag, the f32 data are Rebind<float, D>
 // (half-width) vectors promoted around the rotation, and cos/sin arrive already promoted (the
 // token's row is widened once, WidenRowF64, not once per head: exact, so the same bits).
@@ -149,7 +195,7 @@ HWY_INLINE void CanonicalizeStoredNaNs(T* out, size_t n) {
 }
 
 // Pairs (in[i], in[i + half]) -> (out[i], out[i + half]) for the lanes of d.
-template <bool kF64, bool kInverse, class D>
+template <bool kF64, bool kInverse, bool kStream = false, class D>
 HWY_INLINE void RotateHalfLanes(D d, const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
                                 const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out,
                                 hn::Vec<hn::Rebind<float, D>>& probe) {
@@ -158,8 +204,8 @@ HWY_INLINE void RotateHalfLanes(D d, const float* in, const RotationRow<kF64>* H
   Lanes<kF64, D>::template Rotate2<kInverse>(d, hn::LoadU(df, in), hn::LoadU(df, in + half),
                                              hn::LoadU(d, cos), hn::LoadU(d, sin), ox, oy);
   Probe(probe, ox, oy);
-  hn::StoreU(ox, df, out);
-  hn::StoreU(oy, df, out + half);
+  StoreOut<kStream>(ox, df, out);
+  StoreOut<kStream>(oy, df, out + half);
 }
 
 // Interleaved pairs (x[2i], x[2i + 1]) read a pair row (BuildPairRows): for element j of a head
@@ -193,12 +239,15 @@ HWY_INLINE hn::Vec<D> LoadPairLanes(D d, const T* p) {
     return LoadAsF32(d, p);
   }
 }
-template <bool kWide, class T, class D>
+template <bool kWide, bool kStream = false, class T, class D>
 HWY_INLINE hn::Vec<hn::Rebind<float, D>> StorePairLanes(D d, hn::Vec<D> v, T* p) {
   if constexpr (kWide) {
     const auto f = DemoteF64ToF32(d, v);
-    hn::StoreU(f, hn::Rebind<float, D>(), p);
+    StoreOut<kStream>(f, hn::Rebind<float, D>(), p);
     return f;
+  } else if constexpr (kStream && std::is_same_v<T, float>) {
+    StoreOut<kStream>(v, d, p);
+    return v;
   } else {
     StoreFromF32(v, d, p);
     return v;
@@ -206,13 +255,13 @@ HWY_INLINE hn::Vec<hn::Rebind<float, D>> StorePairLanes(D d, hn::Vec<D> v, T* p)
 }
 
 // Elements [j, j + Lanes(d)) of an interleaved head, Lanes(d) even (never the SCALAR target).
-template <bool kWide, class T, class D>
+template <bool kWide, bool kStream, class T, class D>
 HWY_INLINE void RotatePairLanes(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
                                 const hn::TFromD<D>* HWY_RESTRICT pair_sin, T* out,
                                 hn::Vec<hn::Rebind<float, D>>& probe) {
   const auto v = LoadPairLanes<kWide>(d, in);
   const auto o = hn::Add(hn::Mul(v, hn::LoadU(d, pair_cos)), hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, pair_sin)));
-  probe = hn::Add(probe, StorePairLanes<kWide>(d, o, out));
+  probe = hn::Add(probe, StorePairLanes<kWide, kStream>(d, o, out));
 }
 
 // One pair (elements j, j + 1) on 1-lane vectors: the partner is loaded, not swapped.
@@ -230,7 +279,7 @@ HWY_INLINE void RotatePairScalar(D1 d1, const T* in, const hn::TFromD<D1>* HWY_R
 
 // Rotates the 2 * half elements of an interleaved head with the token's pair rows (2 * half
 // values each, type R: double for kF64 f32 heads, else float). In place or not, as RotateHead.
-template <bool kWide, class T, class R>
+template <bool kWide, bool kStream, class T, class R>
 HWY_INLINE void RotateInterleavedHead(const T* in, const R* HWY_RESTRICT pair_cos,
                                       const R* HWY_RESTRICT pair_sin, size_t half, T* out) {
   const hn::ScalableTag<R> d;
@@ -244,10 +293,12 @@ HWY_INLINE void RotateInterleavedHead(const T* in, const R* HWY_RESTRICT pair_co
 #if HWY_TARGET != HWY_SCALAR
   const size_t N = hn::Lanes(d);  // even on every other target (>= 2 lanes of 64 bits)
   for (; j + 2 * N <= n; j += 2 * N) {
-    RotatePairLanes<kWide>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
-    RotatePairLanes<kWide>(d, in + j + N, pair_cos + j + N, pair_sin + j + N, out + j + N, p1);
+    RotatePairLanes<kWide, kStream>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
+    RotatePairLanes<kWide, kStream>(d, in + j + N, pair_cos + j + N, pair_sin + j + N, out + j + N, p1);
   }
-  for (; j + N <= n; j += N) RotatePairLanes<kWide>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
+  for (; j + N <= n; j += N) {
+    RotatePairLanes<kWide, kStream>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
+  }
 #endif
   for (; j < n; j += 2) RotatePairScalar<kWide>(d1, in + j, pair_cos + j, pair_sin + j, out + j, pt);
   if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, n);
@@ -257,11 +308,12 @@ HWY_INLINE void RotateInterleavedHead(const T* in, const R* HWY_RESTRICT pair_co
 // they must not overlap. Elements past 2 * half are not touched. cos/sin: the token's row, in
 // double for kF64 (WidenRowF64 of the f32 row), else f32; for interleaved pairs the pair rows
 // (BuildPairRows, 2 * half values each, the direction already in their signs).
-template <bool kF64, bool kInterleaved, bool kInverse>
+// kStream: streaming stores for the full vectors (only where StreamableHead(out) holds).
+template <bool kF64, bool kInterleaved, bool kInverse, bool kStream = false>
 HWY_INLINE void RotateHead(const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
                            const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out) {
   if constexpr (kInterleaved) {
-    RotateInterleavedHead<kF64>(in, cos, sin, half, out);
+    RotateInterleavedHead<kF64, kStream>(in, cos, sin, half, out);
   } else {
     using T = std::conditional_t<kF64, double, float>;
     const hn::ScalableTag<T> d;
@@ -273,10 +325,13 @@ HWY_INLINE void RotateHead(const float* in, const RotationRow<kF64>* HWY_RESTRIC
     auto pt = hn::Zero(df1);
     size_t i = 0;
     for (; i + 2 * N <= half; i += 2 * N) {
-      RotateHalfLanes<kF64, kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
-      RotateHalfLanes<kF64, kInverse>(d, in + i + N, cos + i + N, sin + i + N, half, out + i + N, p1);
+      RotateHalfLanes<kF64, kInverse, kStream>(d, in + i, cos + i, sin + i, half, out + i, p0);
+      RotateHalfLanes<kF64, kInverse, kStream>(d, in + i + N, cos + i + N, sin + i + N, half,
+                                               out + i + N, p1);
     }
-    for (; i + N <= half; i += N) RotateHalfLanes<kF64, kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
+    for (; i + N <= half; i += N) {
+      RotateHalfLanes<kF64, kInverse, kStream>(d, in + i, cos + i, sin + i, half, out + i, p0);
+    }
     for (; i < half; ++i) RotateHalfLanes<kF64, kInverse>(d1, in + i, cos + i, sin + i, half, out + i, pt);
     if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, 2 * half);
   }
@@ -306,7 +361,7 @@ HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
   if constexpr (std::is_same_v<T, float>) {
     RotateHead<kF64, kInterleaved, kInverse>(in, cos, sin, half, out);
   } else if constexpr (kInterleaved) {
-    RotateInterleavedHead<false>(in, cos, sin, half, out);
+    RotateInterleavedHead<false, false>(in, cos, sin, half, out);
   } else {
     const hn::ScalableTag<float> d;
     const hn::CappedTag<float, 1> d1;

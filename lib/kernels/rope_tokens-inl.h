@@ -68,6 +68,10 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     heap_row = hwy::AllocateAligned<Row>(2 * row_values);
     row_scratch = heap_row.get();
   }
+  // Large out-of-place f32 calls store their outputs with streaming stores (rope_plan.h).
+  const bool stream = std::is_same_v<T, float> && kernels::StreamsOutputs(plan);
+  const hn::Rebind<float, hn::ScalableTag<Row>> df_out;
+  bool streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
     const int64_t s = t % plan.seq;
@@ -109,6 +113,14 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       for (int64_t h = 0; h < io.heads; ++h) {
         const T* head_in = in + h * io.in_stride[2];
         T* head_out = out + h * io.out_stride[2];
+        if constexpr (std::is_same_v<T, float>) {
+          if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
+            RotateHead<kF64, kInterleaved, kInverse, true>(head_in, row_cos, row_sin, half, head_out);
+            streamed = true;
+            if (tail != 0) std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
+            continue;
+          }
+        }
         RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, row_cos, row_sin, half, head_out);
         if (!in_place && tail != 0) {
           std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
@@ -116,6 +128,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       }
     }
   }
+  if (streamed) FenceStreamingStores();
 }
 
 template <class T, bool kF64>
