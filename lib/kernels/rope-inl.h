@@ -355,6 +355,30 @@ HWY_INLINE void RotateHalfLanesT(D d, const T* in, const float* HWY_RESTRICT cos
 // half heads use f32 arithmetic.
 template <class T, bool kF64>
 using RowOf = RotationRow<kF64 && std::is_same_v<T, float>>;
+
+// The rows RotateHeadT reads, from a token's f32 cos/sin row (half values each): the pair rows
+// for interleaved heads (2 * half values each), the row widened to double for kF64 f32 heads,
+// else the f32 row itself. `scratch` holds 4 * half values of RowOf<T, kF64> when interleaved,
+// 2 * half when widened (unused otherwise). Compute once per token, use for every head of it.
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE void RotationRows(const float* HWY_RESTRICT cos, const float* HWY_RESTRICT sin,
+                             size_t half, RowOf<T, kF64>* HWY_RESTRICT scratch,
+                             const RowOf<T, kF64>*& row_cos, const RowOf<T, kF64>*& row_sin) {
+  if constexpr (kInterleaved) {
+    BuildPairRows<kInverse>(cos, sin, half, scratch, scratch + 2 * half);
+    row_cos = scratch;
+    row_sin = scratch + 2 * half;
+  } else if constexpr (std::is_same_v<RowOf<T, kF64>, double>) {
+    WidenRowF64(cos, half, scratch);
+    WidenRowF64(sin, half, scratch + half);
+    row_cos = scratch;
+    row_sin = scratch + half;
+  } else {
+    (void)scratch;
+    row_cos = cos;
+    row_sin = sin;
+  }
+}
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
 HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
                             const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, T* out) {

@@ -49,7 +49,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   // interleaved heads with the token's pair rows (BuildPairRows, 2 * half values each).
   using Row = RowOf<T, kF64>;
   constexpr bool kWiden = std::is_same_v<Row, double>;
-  constexpr bool kRowCopy = kWiden || kInterleaved;
+  constexpr bool kRowCopy = kWiden || kInterleaved;  // RotationRows writes row_scratch
   const size_t row_values = kInterleaved ? 2 * half : half;  // of each of cos, sin
   // cos/sin rows of one token: on the stack up to 512 pairs (every model we know), else the heap;
   // a decode step then pays no allocation.
@@ -92,19 +92,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     }
     const Row* row_cos;
     const Row* row_sin;
-    if constexpr (kInterleaved) {
-      BuildPairRows<kInverse>(cos, sin, half, row_scratch, row_scratch + row_values);
-      row_cos = row_scratch;
-      row_sin = row_scratch + row_values;
-    } else if constexpr (kWiden) {
-      WidenRowF64(cos, half, row_scratch);
-      WidenRowF64(sin, half, row_scratch + half);
-      row_cos = row_scratch;
-      row_sin = row_scratch + half;
-    } else {
-      row_cos = cos;
-      row_sin = sin;
-    }
+    RotationRows<T, kF64, kInterleaved, kInverse>(cos, sin, half, row_scratch, row_cos, row_sin);
     for (int i = 0; i < plan.num_io; ++i) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
