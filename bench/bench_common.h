@@ -31,7 +31,10 @@ struct Row {
   std::string source;  // on_the_fly | table | cache | baseline_memcpy
   std::string arithmetic;
   std::string target;
-  int threads = 1;
+  int threads = 1;      // threads of the arena the call runs in
+  int max_threads = 0;  // exec.max_threads of the call: 0 = the caller's arena (the default)
+  bool is_default = false;  // every setting of the call is the API's default ("default": true)
+  bool out_of_place = false;  // writes separate output buffers (memcpy rows: always)
 };
 
 // Registered rows by benchmark function name.
@@ -43,7 +46,9 @@ void RegisterRow(const Row& row, double min_time, Fn fn) {
   std::string name = row.model + "/tokens:" + std::to_string(row.tokens) + "/" + row.dtype + "/" +
                      row.pairs + "/" + row.source + "/" +
                      (row.arithmetic.empty() ? "" : "arith:" + row.arithmetic + "/") + row.target +
-                     "/threads:" + std::to_string(row.threads);
+                     "/threads:" + std::to_string(row.threads) +
+                     (row.max_threads != 0 ? "/max_threads:" + std::to_string(row.max_threads) : "") +
+                     (row.out_of_place ? "/out_of_place" : "");
   Rows()[name] = row;
   benchmark::RegisterBenchmark(name.c_str(), fn)
       ->UseRealTime()

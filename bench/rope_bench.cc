@@ -1,5 +1,6 @@
 // RoPE rows of the suite: model shapes x tokens x pairs x cos/sin source x arithmetic x target x
 // threads, plus memcpy rows on the same bytes. Decode steps (1 token) sit at position 4000.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include <tbb/task_arena.h>
 
+#include "hwy/aligned_allocator.h"
 #include "bench/bench_common.h"
 #include "bench/model_shapes.h"
 #include "posenc/half.h"
@@ -42,6 +44,10 @@ struct Case {
   int threads;
   RotationArithmetic arithmetic = RotationArithmetic::kF64;
   DType dtype = DType::kF32;
+  // exec.max_threads: 0 (the default) runs in the benchmark's arena of `threads`, a runtime's
+  // own arena; n > 1 makes posenc use its own (reused) arena of n threads.
+  int max_threads = 0;
+  bool out_of_place = false;  // write q_out / k_out (separate buffers) instead of in place
 };
 
 constexpr int64_t kDecodePosition = 4000;
@@ -92,7 +98,7 @@ RopeParams ParamsFor(const Case& c) {
   p.rotary_dim = c.model->rotary_dim;
   p.freqs.base = c.model->rope_theta;
   p.positions = Positions::Offset(c.tokens == 1 ? kDecodePosition : 0);
-  p.exec.max_threads = c.threads == 1 ? 1 : 0;  // 0: the benchmark's arena of c.threads
+  p.exec.max_threads = c.max_threads;
   if (c.source == Source::kTable) p.source = CosSinSource::Table(TableFor(*c.model));
   if (c.source == Source::kCache) {
     const RopeTable* table = TableFor(*c.model);
@@ -140,6 +146,17 @@ void RunCase(benchmark::State& state, const Case& c) {
     RopeTensors rt;
     rt.q = TensorBSHD(t.q.data(), c.dtype, 1, c.tokens, c.model->q_heads, c.model->head_dim);
     rt.k = TensorBSHD(t.k.data(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
+    // Outputs 64-byte aligned, as runtimes' allocators give them (streaming stores need
+    // vector-aligned heads), and touched once so the timed calls see mapped pages.
+    hwy::AlignedFreeUniquePtr<float[]> q_out, k_out;
+    if (c.out_of_place) {
+      q_out = hwy::AllocateAligned<float>(t.q.size());
+      k_out = hwy::AllocateAligned<float>(t.k.size());
+      std::fill(q_out.get(), q_out.get() + t.q.size(), 0.0f);
+      std::fill(k_out.get(), k_out.get() + t.k.size(), 0.0f);
+      rt.q_out = TensorBSHD(q_out.get(), c.dtype, 1, c.tokens, c.model->q_heads, c.model->head_dim);
+      rt.k_out = TensorBSHD(k_out.get(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
+    }
     const RopeParams p = ParamsFor(c);
     Status st = ApplyRope(rt, p);  // warm-up, and the error check outside the timed loop
     if (!st.ok()) {
@@ -171,6 +188,12 @@ void Register(const Case& c, bool quick) {
                        : ArithmeticName(c.arithmetic);
   row.target = c.target;
   row.threads = c.threads;
+  row.max_threads = c.max_threads;
+  row.out_of_place = c.out_of_place || c.source == Source::kBaselineMemcpy;
+  // RopeParams{} with the model's layout: on-the-fly cos/sin, kF64 (f32 tensors), max_threads 0.
+  row.is_default = c.source == Source::kOnTheFly && c.pairs == c.model->pairs &&
+                   (c.dtype != DType::kF32 || c.arithmetic == RotationArithmetic::kF64) &&
+                   c.max_threads == 0;
   RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });
 }
 
@@ -181,20 +204,46 @@ void RegisterRopeBenchmarks(bool quick) {
   const RotationArithmetic kBoth[] = {RotationArithmetic::kF64, RotationArithmetic::kF32};
   if (quick) {
     const ModelShape* m = FindModelShape("llama3-8b");
-    for (int64_t tokens : {1, 512, 4096})
+    const std::string& best = targets.front();
+    for (int64_t tokens : {1, 16, 512, 4096})
       for (Source s : {Source::kOnTheFly, Source::kTable})
         for (RotationArithmetic a : kBoth)
           for (int threads : {1, 2}) {
             if (tokens == 1 && threads == 2) continue;  // a decode step never spawns tasks
-            Register({m, tokens, PairLayout::kHalf, s, targets.front(), threads, a}, quick);
+            Register({m, tokens, PairLayout::kHalf, s, best, threads, a}, quick);
           }
+    // posenc's own arena (exec.max_threads = 2) next to the caller's arena rows above.
+    for (int64_t tokens : {16, 512, 4096}) {
+      Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 2, RotationArithmetic::kF64,
+                DType::kF32, 2},
+               quick);
+      Register({m, tokens, PairLayout::kHalf, Source::kTable, best, 2, RotationArithmetic::kF32,
+                DType::kF32, 2},
+               quick);
+    }
+    // Out of place (q_out / k_out), next to the memcpy row of the same bytes.
+    for (int64_t tokens : {512, 4096}) {
+      Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 1, RotationArithmetic::kF64,
+                DType::kF32, 0, true},
+               quick);
+      Register({m, tokens, PairLayout::kHalf, Source::kTable, best, 1, RotationArithmetic::kF32,
+                DType::kF32, 0, true},
+               quick);
+    }
+    Register({m, 512, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
+    // Interleaved pairs (GPT-J / NeoX-style checkpoints) on the same shape.
+    for (int64_t tokens : {1, 512, 4096})
+      for (Source s : {Source::kOnTheFly, Source::kTable}) {
+        const RotationArithmetic a =
+            s == Source::kTable ? RotationArithmetic::kF32 : RotationArithmetic::kF64;
+        Register({m, tokens, PairLayout::kInterleaved, s, best, 1, a}, quick);
+      }
     for (DType dt : {DType::kBF16, DType::kF16})
       for (int64_t tokens : {512, 4096}) {
-        Register({m, tokens, PairLayout::kHalf, Source::kTable, targets.front(), 1,
-                  RotationArithmetic::kF32, dt},
+        Register({m, tokens, PairLayout::kHalf, Source::kTable, best, 1, RotationArithmetic::kF32, dt},
                  quick);
       }
-    Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, targets.front(), 1}, quick);
+    Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
     return;
   }
   // Every target with the default (f64) arithmetic; f32 arithmetic on the chosen target.
@@ -207,6 +256,9 @@ void RegisterRopeBenchmarks(bool quick) {
               for (int threads : {1, 2}) {
                 if (a == RotationArithmetic::kF32 && target != targets.front()) continue;
                 Register({&m, tokens, pairs, s, target, threads, a}, quick);
+                if (threads == 2 && target == targets.front()) {
+                  Register({&m, tokens, pairs, s, target, threads, a, DType::kF32, 2}, quick);
+                }
               }
       for (DType dt : {DType::kBF16, DType::kF16})
         for (Source s : {Source::kOnTheFly, Source::kTable})
@@ -214,6 +266,11 @@ void RegisterRopeBenchmarks(bool quick) {
             Register({&m, tokens, m.pairs, s, targets.front(), threads, RotationArithmetic::kF32, dt},
                      quick);
           }
+      for (Source s : {Source::kOnTheFly, Source::kTable}) {
+        const RotationArithmetic a =
+            s == Source::kTable ? RotationArithmetic::kF32 : RotationArithmetic::kF64;
+        Register({&m, tokens, m.pairs, s, targets.front(), 1, a, DType::kF32, 0, true}, quick);
+      }
       Register({&m, tokens, m.pairs, Source::kBaselineMemcpy, targets.front(), 1}, quick);
     }
 }

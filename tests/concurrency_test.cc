@@ -32,8 +32,9 @@
 namespace posenc {
 namespace {
 
-// Big enough that every call splits into tasks (> 256 KiB): 256 tokens x 8 heads x 64 x 4 B x 2.
-constexpr int64_t kTokens = 256, kHeads = 8, kDim = 64;
+// Big enough that every call splits into tasks (above parallel::kSerialBytes = 1 MiB):
+// 512 tokens x 8 heads x 64 x 4 B x 2 = 2 MiB.
+constexpr int64_t kTokens = 512, kHeads = 8, kDim = 64;
 
 enum class Entry { kRope, kRopeConfig, kSinusoidal };
 
@@ -133,7 +134,7 @@ TEST(ConcurrencyTest, FrequencyMemosShareWhatTheyHandOut) {
   EXPECT_EQ(*s, s_values);
 }
 
-// No TBB task runs here (tables below 256 KiB are built serially, 16-token calls run on the
+// No TBB task runs here (tables below 1 MiB are built serially, 16-token calls run on the
 // calling thread), so a ThreadSanitizer build sees every access of this test: it is the one
 // concurrency test TSan can check (README, Limits and failure behaviour).
 TEST(ConcurrencyTest, ManyThreadsShareTablesAndConfigs) {

@@ -46,6 +46,39 @@ TEST(ParallelTest, LargeCallsCoverEveryItemOnceInSeveralRanges) {
   }
 }
 
+// max_threads = n > 1 reuses one arena per thread count; callers that find it busy get a private
+// arena. Many threads at once, each calling repeatedly: every call covers its items exactly once,
+// and none deadlocks or waits forever on another's arena.
+TEST(ParallelTest, ConcurrentCallersWithTheSameThreadCountEachCoverTheirItems) {
+  const int64_t items = 64, bytes_per_item = parallel::kSerialBytes / 16;
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 6; ++c) {
+    callers.emplace_back([&, c] {
+      Execution exec;
+      exec.max_threads = 2 + c % 2;  // two cached arenas (2 and 3, clamped to the cores)
+      for (int call = 0; call < 50; ++call) {
+        std::vector<std::atomic<int>> seen(items);
+        parallel::ForEachRange(items, bytes_per_item, exec, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) ++seen[static_cast<size_t>(i)];
+        });
+        for (const auto& s : seen) {
+          if (s.load() != 1) ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(ParallelTest, SerialThresholdIsOneMebibyte) {
+  Execution exec;  // free to parallelize
+  EXPECT_TRUE(parallel::RunsSerially(16, parallel::kSerialBytes / 16 - 1, exec));
+  EXPECT_FALSE(parallel::RunsSerially(16, parallel::kSerialBytes / 16, exec));
+  EXPECT_EQ(parallel::kSerialBytes, 1 << 20);
+}
+
 TEST(ParallelTest, MaxThreadsOneForcesSerial) {
   Execution exec;
   exec.max_threads = 1;

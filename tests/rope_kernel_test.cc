@@ -1,9 +1,14 @@
 // RoPE kernels on every SIMD target this CPU runs, against the double-precision reference.
 // Tolerance: test::MaxUlp (2 ulp of max(|x|, |y|) of each pair with f64 rotation arithmetic, 3 with
 // f32), the documented contract.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <random>
 #include <vector>
+
+#include "hwy/aligned_allocator.h"
 
 #include "posenc/rope.h"
 #include "posenc/targets.h"
@@ -238,6 +243,51 @@ HWY_NOINLINE void TestThreadCounts() {
   }
 }
 
+// Out-of-place calls writing >= 16 MiB (kernels::kStreamingStoreBytes) use streaming stores on
+// x86 where a head's outputs are vector-aligned: the bits must equal the same call in place
+// (ordinary stores), for both layouts and arithmetics, full and partial rotary (the pass-through
+// copy), aligned outputs (streamed) and outputs offset by 4 and 1 floats (16-byte aligned:
+// streamed by 128-bit vectors only; unaligned: never streamed).
+HWY_NOINLINE void TestStreamingStoresMatchInPlace() {
+  ExpectDispatchedHere();
+#if !HWY_ARCH_X86
+  GTEST_SKIP() << "streaming stores are x86-only (and 16 MiB calls are slow under QEMU)";
+#endif
+  const int64_t tokens = 4096, heads = 8, head_dim = 128;  // q alone: 16 MiB of output
+  const size_t n = static_cast<size_t>(tokens * heads * head_dim);
+  auto in = hwy::AllocateAligned<float>(n + 64);
+  auto out = hwy::AllocateAligned<float>(n + 64);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-2.f, 2.f);
+  for (size_t i = 0; i < n + 64; ++i) in[i] = dist(rng);
+  std::vector<float> expected(n);
+  for (size_t lead : {0, 4, 1})
+    for (int64_t rotary : {head_dim, head_dim - 32})
+      for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+        for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32}) {
+          RopeParams p;
+          p.pairs = pairs;
+          p.arithmetic = a;
+          p.rotary_dim = rotary;
+          p.positions = Positions::Offset(3);
+          p.exec.max_threads = 1;
+          std::copy(in.get() + lead, in.get() + lead + n, expected.begin());
+          RopeTensors e;  // in place: ordinary stores
+          e.q = TensorBSHD(expected.data(), 1, tokens, heads, head_dim);
+          ASSERT_TRUE(ApplyRope(e, p).ok());
+          std::fill(out.get(), out.get() + n + 64, -7.0f);
+          RopeTensors t;
+          t.q = TensorBSHD(in.get() + lead, 1, tokens, heads, head_dim);
+          t.q_out = TensorBSHD(out.get() + lead, 1, tokens, heads, head_dim);
+          ASSERT_TRUE(ApplyRope(t, p).ok());
+          EXPECT_EQ(0, std::memcmp(out.get() + lead, expected.data(), n * sizeof(float)))
+              << "lead " << lead << " rotary " << rotary << " " << PairLayoutName(pairs)
+              << (a == RotationArithmetic::kF32 ? " f32" : " f64");
+          for (size_t i = 0; i < lead; ++i) EXPECT_EQ(out[i], -7.0f);
+          for (size_t i = lead + n; i < n + 64; ++i) ASSERT_EQ(out[i], -7.0f);
+        }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace posenc
 HWY_AFTER_NAMESPACE();
@@ -253,5 +303,6 @@ HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestFrequenciesAndFactor);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestInverseUndoesForward);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestTableAndCaches);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestThreadCounts);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestStreamingStoresMatchInPlace);
 }  // namespace posenc
 #endif

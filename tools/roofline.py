@@ -25,14 +25,17 @@ def main(argv):
     ap.add_argument("--threads", type=int, default=1, help="rows with this thread count")
     ap.add_argument("--model", default="llama3-8b", help="rows of this model shape")
     ap.add_argument("--dtype", default="f32", help="rows of this dtype (f32, bf16, f16)")
+    ap.add_argument("--pairs", default="half", help="rows of this pair layout (half, interleaved)")
     args = ap.parse_args(argv)
     with open(args.bench_json) as f:
         rows = [r for r in json.load(f)
                 if r.get("threads") == args.threads and r.get("model") == args.model
-                and r.get("dtype") == args.dtype]
+                and r.get("dtype") == args.dtype and r.get("max_threads", 0) == 0
+                and (not r.get("out_of_place", False) or r["source"].startswith("baseline"))
+                and (r.get("pairs") == args.pairs or r["source"].startswith("baseline"))]
     if not rows:
         print(f"roofline: no rows with threads={args.threads}, model={args.model}, "
-              f"dtype={args.dtype} in {args.bench_json}", file=sys.stderr)
+              f"dtype={args.dtype}, pairs={args.pairs} in {args.bench_json}", file=sys.stderr)
         return 2
     lines = collections.defaultdict(list)
     baseline = {}

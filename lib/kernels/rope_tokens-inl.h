@@ -45,16 +45,33 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
   const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
   const bool convert = plan.source != kernels::RowSource::kCompute && plan.cache_dtype != DType::kF32;
+  // f32 heads with kF64 arithmetic rotate with the row widened to double once per token;
+  // interleaved heads with the token's pair rows (BuildPairRows, 2 * half values each).
+  using Row = RowOf<T, kF64>;
+  constexpr bool kWiden = std::is_same_v<Row, double>;
+  constexpr bool kRowCopy = kWiden || kInterleaved;  // RotationRows writes row_scratch
+  const size_t row_values = kInterleaved ? 2 * half : half;  // of each of cos, sin
   // cos/sin rows of one token: on the stack up to 512 pairs (every model we know), else the heap;
   // a decode step then pays no allocation.
   constexpr size_t kStackPairs = 512;
   HWY_ALIGN float stack[2 * kStackPairs];
+  HWY_ALIGN Row stack_row[kRowCopy ? 4 * kStackPairs : 1];
   hwy::AlignedFreeUniquePtr<float[]> heap;
+  hwy::AlignedFreeUniquePtr<Row[]> heap_row;
   float* scratch = stack;
+  Row* row_scratch = stack_row;
   if ((plan.source == kernels::RowSource::kCompute || convert) && half > kStackPairs) {
     heap = hwy::AllocateAligned<float>(2 * half);
     scratch = heap.get();
   }
+  if (kRowCopy && half > kStackPairs) {
+    heap_row = hwy::AllocateAligned<Row>(2 * row_values);
+    row_scratch = heap_row.get();
+  }
+  // Large out-of-place f32 calls store their outputs with streaming stores (rope_plan.h).
+  const bool stream = std::is_same_v<T, float> && kernels::StreamsOutputs(plan);
+  const hn::Rebind<float, hn::ScalableTag<Row>> df_out;
+  bool streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
     const int64_t s = t % plan.seq;
@@ -73,6 +90,9 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       cos = CacheRowF32(plan.cos_rows, plan.cache_dtype, row, half, scratch);
       sin = CacheRowF32(plan.sin_rows, plan.cache_dtype, row, half, scratch + half);
     }
+    const Row* row_cos;
+    const Row* row_sin;
+    RotationRows<T, kF64, kInterleaved, kInverse>(cos, sin, half, row_scratch, row_cos, row_sin);
     for (int i = 0; i < plan.num_io; ++i) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
@@ -81,13 +101,22 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       for (int64_t h = 0; h < io.heads; ++h) {
         const T* head_in = in + h * io.in_stride[2];
         T* head_out = out + h * io.out_stride[2];
-        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+        if constexpr (std::is_same_v<T, float>) {
+          if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
+            RotateHead<kF64, kInterleaved, kInverse, true>(head_in, row_cos, row_sin, half, head_out);
+            streamed = true;
+            if (tail != 0) std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
+            continue;
+          }
+        }
+        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, row_cos, row_sin, half, head_out);
         if (!in_place && tail != 0) {
           std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
         }
       }
     }
   }
+  if (streamed) FenceStreamingStores();
 }
 
 template <class T, bool kF64>
