@@ -215,7 +215,7 @@ HWY_INLINE void RotateHalfLanes(D d, const float* in, const RotationRow<kF64>* H
 // is the IEEE definition of a - b, so the bits equal the rotation formula's. Per vector: one
 // load, one in-register pair swap (Reverse2), two multiplies, one add, one store. The partner
 // in[j ^ 1] comes from Reverse2 within a vector, or, on 1-lane vectors (the SCALAR target, where
-// Reverse2 is the identity, HIGHWAY-1.0.3.md pitfall 1, and every tail), from a second load:
+// Reverse2 is the identity, docs/highway-notes.md, and every tail), from a second load:
 // the same two products and the same sum, so every element gets the same bits on every target.
 template <bool kInverse, class R>
 HWY_INLINE void BuildPairRows(const float* HWY_RESTRICT cos, const float* HWY_RESTRICT sin,
