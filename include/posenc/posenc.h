@@ -69,7 +69,11 @@ typedef enum posenc_positions_kind {
   POSENC_POSITIONS_OFFSET = 0,     /* p = offset + s */
   POSENC_POSITIONS_PER_BATCH = 1,  /* p = batch_offsets[b] + s */
   POSENC_POSITIONS_IDS32 = 2,      /* p = ids32[b * seq + s] */
-  POSENC_POSITIONS_IDS64 = 3       /* p = ids64[b * seq + s] */
+  POSENC_POSITIONS_IDS64 = 3,      /* p = ids64[b * seq + s] */
+  /* M-RoPE (posenc_rope_apply with mrope_section only): `streams` position streams,
+   * ids [streams, batch, seq]; stream j of token (b, s) is ids[(j * batch + b) * seq + s]. */
+  POSENC_POSITIONS_STREAM_IDS32 = 4, /* ids32 */
+  POSENC_POSITIONS_STREAM_IDS64 = 5  /* ids64 */
 } posenc_positions_kind;
 
 typedef struct posenc_positions {
@@ -78,6 +82,7 @@ typedef struct posenc_positions {
   const int64_t* batch_offsets;
   const int32_t* ids32;
   const int64_t* ids64;
+  int64_t streams;  /* STREAM_IDS32 / STREAM_IDS64: number of streams (= mrope_section_len) */
 } posenc_positions;
 
 typedef struct posenc_rope_table posenc_rope_table;  /* opaque, immutable */
@@ -109,6 +114,12 @@ typedef struct posenc_rope_params {
   int64_t cache_rows;
   int max_threads;          /* 0: all (TBB's current arena); 1: serial */
   int64_t seq_len;          /* with a config: L for dynamic / longrope (0: largest position + 1) */
+  /* M-RoPE (posenc::MRopeSections in posenc/rope.h): pairs per position stream, summing to
+   * rotary_dim / 2; mrope_section_len 0: plain RoPE, or with a config the config's sections.
+   * mrope_interleaved nonzero: Qwen3-VL's interleaved layout. */
+  const int64_t* mrope_section;
+  int64_t mrope_section_len;
+  int mrope_interleaved;
 } posenc_rope_params;
 
 /* Defaults: pairs from the config (half without one), f64 arithmetic, base 10000, factor 1,
