@@ -137,6 +137,32 @@ POSENC_API posenc_status posenc_rope_apply_reference(const posenc_tensor* q,
                                                      const posenc_tensor* k_out,
                                                      const posenc_rope_params* params);
 
+/* KV-cache position shift (posenc/shift.h): re-rotates already-rotated keys by deltas, one RoPE
+ * rotation with the deltas as positions (same frequencies and layout the cache was rotated with;
+ * after n shifts the error is at most n times one rotation's bound, see posenc/shift.h). */
+typedef enum posenc_shift_kind {
+  POSENC_SHIFT_UNIFORM = 0,    /* every token by `delta` */
+  POSENC_SHIFT_PER_BATCH = 1,  /* deltas[b] */
+  POSENC_SHIFT_PER_TOKEN = 2   /* deltas[b * seq + s] */
+} posenc_shift_kind;
+typedef struct posenc_shift_params {
+  posenc_shift_kind kind;
+  int64_t delta;
+  const int64_t* deltas;
+  posenc_pairs pairs;       /* FROM_CONFIG means HALF */
+  posenc_arithmetic arithmetic;
+  int64_t rotary_dim;       /* 0: head_dim */
+  double base;              /* when inv_freq is NULL */
+  const double* inv_freq;
+  int64_t inv_freq_len;
+  int max_threads;
+} posenc_shift_params;
+/* Defaults: uniform delta 0, half pairs, f64 arithmetic, base 10000. */
+POSENC_API void posenc_shift_params_init(posenc_shift_params* params);
+/* k_out NULL or absent: in place. */
+POSENC_API posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_out,
+                                           const posenc_shift_params* params);
+
 /* f32 cos/sin rows for positions [0, max_positions). inv_freq NULL: from base. */
 POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double base,
                                                   const double* inv_freq, int64_t inv_freq_len,
