@@ -47,9 +47,29 @@ struct ShiftParams {
 // nothing is written on failure.
 POSENC_API Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftParams& params);
 
+// Fused undo-at-p / redo-at-p' for frequencies that change (longrope's short -> long switch,
+// dynamic NTK's new base, a YaRN factor change): keys rotated at from_positions with from_freqs
+// become the keys rotated at to_positions with to_freqs, in one pass. Per pair, with
+// a = p_to * w_to[i] and b = p_from * w_from[i], the rotation by a - b uses
+// cos(a - b) = cos a cos b + sin a sin b (each from the exact double engine), so the row is as
+// accurate as a plain RoPE row (forming a - b first would lose up to ulp(a)) and one call keeps
+// ApplyRope's bound B, provided |to attention factor / from attention factor| <= 1. Cos/sin on
+// the fly only; same tensor rules and messages as ApplyRope (prefixed "from: " / "to: ").
+struct RerotateParams {
+  PairLayout pairs = PairLayout::kHalf;  // kFromConfig means kHalf
+  RotationArithmetic arithmetic = RotationArithmetic::kF64;
+  int64_t rotary_dim = 0;
+  Frequencies from_freqs, to_freqs;
+  Positions from_positions, to_positions;
+  Execution exec;
+};
+POSENC_API Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& params);
+
 namespace reference {
 // The same in double (posenc::reference::ApplyRope with the deltas as positions).
 POSENC_API Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftParams& params);
+// Double: libm cos/sin of a and b, the rotation by a - b composed in double, rounded once.
+POSENC_API Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& params);
 }  // namespace reference
 
 }  // namespace posenc
