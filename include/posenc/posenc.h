@@ -163,6 +163,24 @@ POSENC_API void posenc_shift_params_init(posenc_shift_params* params);
 POSENC_API posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_out,
                                            const posenc_shift_params* params);
 
+/* 2-D vision RoPE (posenc/vision.h): Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision towers and
+ * Pixtral; (row, col) per patch [batch, patches, 2] in rows_cols64 or rows_cols32 (one set). */
+typedef enum posenc_vision_kind { POSENC_VISION_QWEN_VL = 0, POSENC_VISION_PIXTRAL = 1 } posenc_vision_kind;
+typedef struct posenc_vision_params {
+  posenc_vision_kind kind;
+  double theta;
+  const int64_t* rows_cols64;
+  const int32_t* rows_cols32;
+  posenc_arithmetic arithmetic;
+  int inverse;
+  int max_threads;
+} posenc_vision_params;
+/* Defaults: QWEN_VL, theta 10000, f64 arithmetic. */
+POSENC_API void posenc_vision_params_init(posenc_vision_params* params);
+POSENC_API posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
+                                                  const posenc_tensor* k, const posenc_tensor* k_out,
+                                                  const posenc_vision_params* params);
+
 /* f32 cos/sin rows for positions [0, max_positions). inv_freq NULL: from base. */
 POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double base,
                                                   const double* inv_freq, int64_t inv_freq_len,
