@@ -21,6 +21,7 @@
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
+#include "posenc/vision.h"
 #include "tests/rope_test_util.h"
 #include "tests/shared_data.h"
 #include "tools/posenc/npy.h"
@@ -289,6 +290,45 @@ TEST(CliTest, RopeMRopeStreamPositions) {
   r = RunCli("rope --q " + qp + " --positions " + pp + " --mrope-section 16,24,23 --out-q " + oq);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("sums to 63"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  for (const std::string& f : {qp, pp}) std::remove(f.c_str());
+}
+
+// vision-rope: --grid in HF's patch order and --positions give the library's bits; bad input
+// exits 2 with no output.
+TEST(CliTest, VisionRopeGridAndPositions) {
+  const int64_t patches = 24, heads = 2, head_dim = 80;
+  npy::Array q{"<f4", {1, patches, heads, head_dim},
+               std::vector<unsigned char>(static_cast<size_t>(patches * heads * head_dim * 4))};
+  test::FillNormal(q.as<float>(), static_cast<size_t>(patches * heads * head_dim), 12);
+  std::vector<int64_t> grid;
+  ASSERT_TRUE(VisionGridPositions(VisionRopeKind::kQwenVL, 1, 4, 6, 2, &grid).ok());
+  std::vector<float> want(q.as<float>(), q.as<float>() + patches * heads * head_dim);
+  RopeTensors t;
+  t.q = TensorBSHD(want.data(), 1, patches, heads, head_dim);
+  VisionRopeParams vp;
+  vp.rows_cols64 = grid.data();
+  ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
+  npy::Array pos{"<i8", {1, patches, 2}, std::vector<unsigned char>(grid.size() * 8)};
+  std::memcpy(pos.bytes.data(), grid.data(), grid.size() * 8);
+  const std::string qp = TempPath("vis_q.npy"), pp = TempPath("vis_pos.npy"),
+                    oq = TempPath("vis_oq.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  ASSERT_EQ(npy::Save(pp, pos), "");
+  for (const std::string& source : {std::string(" --grid 1,4,6"), " --positions " + pp}) {
+    const Result r = RunCli("vision-rope --q " + qp + source + " --out-q " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), want.size() * 4)) << source;
+    std::remove(oq.c_str());
+  }
+  Result r = RunCli("vision-rope --q " + qp + " --grid 1,4,5 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("spatial_merge_size = 2"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  r = RunCli("vision-rope --q " + qp + " --grid 1,4,4 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_FALSE(Exists(oq));
   for (const std::string& f : {qp, pp}) std::remove(f.c_str());
 }
