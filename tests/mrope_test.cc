@@ -9,11 +9,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "posenc/freqs.h"
 #include "posenc/half.h"
@@ -80,7 +79,8 @@ void ExpectWithinBound(const RopeCase& c, const char* what) {
     ca.params.arithmetic = a;
     const test::RopeOutcome o = RunRopeCase(ca);
     ASSERT_TRUE(o.status.ok()) << what << ": " << o.status.message();
-    EXPECT_LE(o.max_ulp, test::MaxUlp(a)) << what << (a == RotationArithmetic::kF32 ? " (f32)" : "");
+    EXPECT_LE(o.max_ulp, test::MaxUlp(a))
+        << what << (a == RotationArithmetic::kF32 ? " (f32)" : "");
     EXPECT_TRUE(o.outside_untouched) << what << ": wrote outside the output view";
   }
 }
@@ -105,12 +105,13 @@ HWY_NOINLINE void TestMRopeMatchesReference() {
           const int64_t n = static_cast<int64_t>(sp.section.size());
           std::vector<int64_t> ids64 = mrope_test::VisionTextIds(batch, seq, 2, 3);
           if (n == 4) {  // a fourth stream: the w ids shifted
-            for (int64_t i = 0; i < batch * seq; ++i) ids64.push_back(ids64[2 * batch * seq + i] + 5);
+            for (int64_t i = 0; i < batch * seq; ++i)
+              ids64.push_back(ids64[2 * batch * seq + i] + 5);
           }
           std::vector<int32_t> ids32(ids64.begin(), ids64.end());
           RopeCase c;
-          c.q = {batch, seq, 3, sp.head_dim, variant & 1 ? 3 : 0, variant & 1 ? 5 : 0, 0,
-                 variant == 3};
+          c.q = {batch, seq,         3, sp.head_dim, variant & 1 ? 3 : 0, variant & 1 ? 5 : 0,
+                 0,     variant == 3};
           c.k = {batch, seq, 1, sp.head_dim};
           c.params.rotary_dim = sp.rotary_dim;
           c.params.pairs = pairs;
@@ -259,8 +260,8 @@ HWY_NOINLINE void TestMRopeHalfTypes() {
       ASSERT_TRUE(ApplyRope(t, p).ok());
       std::vector<double> exact(n);
       ASSERT_TRUE(reference::ApplyRopeF64(t, p, exact.data(), nullptr).ok());
-      const double bound = dt == DType::kF16 ? 1 + 3 * std::ldexp(1.0, -13)
-                                             : 1 + 3 * std::ldexp(1.0, -16);
+      const double bound =
+          dt == DType::kF16 ? 1 + 3 * std::ldexp(1.0, -13) : 1 + 3 * std::ldexp(1.0, -16);
       EXPECT_LE(reference::MaxPairUlpError(t.q_out, t.q, exact.data(), head_dim, PairLayout::kHalf),
                 bound)
           << DTypeName(dt);
@@ -347,21 +348,37 @@ TEST(MRopeErrorsTest, NamesArgumentAndWritesNothing) {
   per_token.cos = cs.data();
   per_token.sin = cs.data();
   const Case cases[] = {
-      {{bad_sum, 3, false}, Positions::StreamIds(ids.data(), 3), {},
+      {{bad_sum, 3, false},
+       Positions::StreamIds(ids.data(), 3),
+       {},
        "mrope.section = [16, 24, 23] sums to 63: must sum to rotary_dim / 2 = 64"},
-      {{negative, 3, false}, Positions::StreamIds(ids.data(), 3), {},
+      {{negative, 3, false},
+       Positions::StreamIds(ids.data(), 3),
+       {},
        "mrope.section[0] = -1: must be in [0, rotary_dim / 2 = 64]"},
-      {{good, 5, false}, Positions::StreamIds(ids.data(), 3), {},
+      {{good, 5, false},
+       Positions::StreamIds(ids.data(), 3),
+       {},
        "mrope.num_sections = 5: must be in [0, 4]"},
-      {{nullptr, 3, false}, Positions::StreamIds(ids.data(), 3), {},
+      {{nullptr, 3, false},
+       Positions::StreamIds(ids.data(), 3),
+       {},
        "mrope.section is null but mrope.num_sections = 3"},
-      {{good, 3, false}, Positions::StreamIds(ids.data(), 2), {},
+      {{good, 3, false},
+       Positions::StreamIds(ids.data(), 2),
+       {},
        "positions.streams = 2: must equal mrope.num_sections = 3"},
-      {{}, Positions::StreamIds(ids.data(), 3), {},
+      {{},
+       Positions::StreamIds(ids.data(), 3),
+       {},
        "positions.kind = kStreamIds64: multi-stream ids need mrope sections"},
-      {{good, 3, false}, Positions::StreamIds(static_cast<const int64_t*>(nullptr), 3), {},
+      {{good, 3, false},
+       Positions::StreamIds(static_cast<const int64_t*>(nullptr), 3),
+       {},
        "positions.ids64 is null"},
-      {{good, 3, false}, Positions::StreamIds(ids.data(), 3), CosSinSource::Cache(per_token),
+      {{good, 3, false},
+       Positions::StreamIds(ids.data(), 3),
+       CosSinSource::Cache(per_token),
        "with source.cache.kind = kPerToken"},
   };
   for (const Case& c : cases) {
@@ -401,8 +418,8 @@ TEST(MRopeErrorsTest, NamesArgumentAndWritesNothing) {
 // and Qwen3VLTextRotaryEmbedding) for the position ids of the file, via ApplyRope(config).
 TEST(MRopeHfGoldenTest, QwenVlCosSin) {
   POSENC_REQUIRE_SHARED("hf-configs/mrope_qwen_vl.ref.json");
-  const nlohmann::json ref = nlohmann::json::parse(
-      ReadFile(test::SharedPath("hf-configs/mrope_qwen_vl.ref.json")));
+  const nlohmann::json ref =
+      nlohmann::json::parse(ReadFile(test::SharedPath("hf-configs/mrope_qwen_vl.ref.json")));
   ASSERT_EQ(ref.size(), 2u);
   for (const auto& [name, m] : ref.items()) {
     RopeConfig config;
@@ -465,7 +482,8 @@ TEST(MRopeHfGoldenTest, QwenVlCosSin) {
 TEST(MRopeConfigTest, ConfigUsesModelSections) {
   for (const char* file : {"qwen2.5-vl-7b-instruct.json", "qwen3-vl-8b-instruct.json"}) {
     RopeConfig config;
-    ASSERT_TRUE(LoadHfConfig(std::string(POSENC_SOURCE_DIR) + "/tools/configs/" + file, &config).ok())
+    ASSERT_TRUE(
+        LoadHfConfig(std::string(POSENC_SOURCE_DIR) + "/tools/configs/" + file, &config).ok())
         << file;
     ASSERT_TRUE(config.mrope.present()) << file;
     RopeFrequencies f;
@@ -523,7 +541,8 @@ TEST(MRopeCApiTest, StreamIdsAndSections) {
   cp.mrope_section = section;
   cp.mrope_section_len = 3;
   cp.mrope_interleaved = 1;
-  ASSERT_EQ(posenc_rope_apply(&q, nullptr, nullptr, nullptr, &cp), POSENC_OK) << posenc_last_error();
+  ASSERT_EQ(posenc_rope_apply(&q, nullptr, nullptr, nullptr, &cp), POSENC_OK)
+      << posenc_last_error();
   RopeTensors t;
   t.q = TensorBSHD(b.data(), batch, seq, 1, head_dim);
   RopeParams p;

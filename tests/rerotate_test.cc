@@ -32,8 +32,8 @@ inline double MaxUlpApart(const std::vector<float>& a, const std::vector<float>&
   for (size_t h = 0; h < in.size() / static_cast<size_t>(head_dim); ++h)
     for (int64_t j = 0; j < rotary; ++j) {
       const size_t e = h * static_cast<size_t>(head_dim) + static_cast<size_t>(j);
-      const size_t partner = h * static_cast<size_t>(head_dim) +
-                             static_cast<size_t>(test::Partner(j, rotary, pairs));
+      const size_t partner =
+          h * static_cast<size_t>(head_dim) + static_cast<size_t>(test::Partner(j, rotary, pairs));
       const double m = std::max(std::fabs(in[e]), std::fabs(in[partner]));
       worst = std::max(worst, std::fabs(static_cast<double>(a[e]) - b[e]) / reference::UlpF32(m));
     }
@@ -84,7 +84,8 @@ HWY_NOINLINE void TestRerotateMatchesReference() {
           rp.from_positions = Positions::Ids(static_cast<const int64_t*>(from.data()));
           rp.to_positions = Positions::Ids(static_cast<const int64_t*>(to.data()));
           const Tensor kv = TensorBSHD(k.data(), batch, seq, heads, head_dim);
-          const Tensor ov = in_place ? Tensor() : TensorBSHD(out.data(), batch, seq, heads, head_dim);
+          const Tensor ov =
+              in_place ? Tensor() : TensorBSHD(out.data(), batch, seq, heads, head_dim);
           ASSERT_TRUE(RerotateRope(kv, ov, rp).ok());
           std::vector<float> ref = in, ref_out(n);
           ASSERT_TRUE(reference::RerotateRope(TensorBSHD(ref.data(), batch, seq, heads, head_dim),
@@ -101,7 +102,8 @@ HWY_NOINLINE void TestRerotateMatchesReference() {
           // Every thread count: the same bits.
           std::vector<float> k1 = in;
           rp.exec.max_threads = 1;
-          ASSERT_TRUE(RerotateRope(TensorBSHD(k1.data(), batch, seq, heads, head_dim), Tensor(), rp).ok());
+          ASSERT_TRUE(
+              RerotateRope(TensorBSHD(k1.data(), batch, seq, heads, head_dim), Tensor(), rp).ok());
           EXPECT_EQ(0, std::memcmp(k1.data(), got.data(), n * 4));
         }
 }
@@ -171,7 +173,8 @@ TEST(RerotateErrorsTest, NamesSideAndWritesNothing) {
   rp.to_positions = Positions::Offset(0);
   rp.from_freqs.attention_factor = 0;
   st = RerotateRope(kv, Tensor(), rp);
-  EXPECT_NE(st.message().find("from_freqs.attention_factor = 0"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("from_freqs.attention_factor = 0"), std::string::npos)
+      << st.message();
   EXPECT_FALSE(reference::RerotateRope(kv, Tensor(), rp).ok());
   EXPECT_EQ(k, before);
 }

@@ -2,6 +2,8 @@
 // the deltas as positions; after n successive shifts within n * B * ulp_T(r) of the key rotated
 // from scratch at the final position (r = the pair's norm; B the one-call bound), measured for
 // n = 1000 (f32) and n = 100 (bf16, f16); validation; the C API.
+#include "posenc/shift.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,7 +15,6 @@
 #include "posenc/half.h"
 #include "posenc/posenc.h"
 #include "posenc/rope.h"
-#include "posenc/shift.h"
 #include "posenc/targets.h"
 #include "tests/rope_test_util.h"
 
@@ -56,10 +57,13 @@ HWY_NOINLINE void TestShiftIsRopeByDelta() {
           for (int64_t b = 0; b < batch; ++b)
             for (int64_t s = 0; s < seq; ++s) {
               ids[static_cast<size_t>(b * seq + s)] =
-                  kind == 0 ? -77 : kind == 1 ? per_batch[b] : per_token[static_cast<size_t>(b * seq + s)];
+                  kind == 0   ? -77
+                  : kind == 1 ? per_batch[b]
+                              : per_token[static_cast<size_t>(b * seq + s)];
             }
           const Tensor kv = TensorBSHD(k.data(), batch, seq, heads, head_dim);
-          const Tensor ov = in_place ? Tensor() : TensorBSHD(out.data(), batch, seq, heads, head_dim);
+          const Tensor ov =
+              in_place ? Tensor() : TensorBSHD(out.data(), batch, seq, heads, head_dim);
           ASSERT_TRUE(ShiftRope(kv, ov, sp).ok());
           RopeTensors t;
           t.k = TensorBSHD(want.data(), batch, seq, heads, head_dim);
@@ -102,7 +106,8 @@ double ShiftDrift(DType dtype, int n, double* bound_out) {
       deltas[static_cast<size_t>(s)] = dist(rng);
       total[static_cast<size_t>(s)] += deltas[static_cast<size_t>(s)];
     }
-    EXPECT_TRUE(ShiftRope(TensorBSHD(k.data(), dtype, batch, seq, heads, head_dim), Tensor(), sp).ok());
+    EXPECT_TRUE(
+        ShiftRope(TensorBSHD(k.data(), dtype, batch, seq, heads, head_dim), Tensor(), sp).ok());
   }
   std::vector<double> exact(count);
   RopeTensors t;
@@ -112,8 +117,9 @@ double ShiftDrift(DType dtype, int n, double* bound_out) {
   EXPECT_TRUE(reference::ApplyRopeF64(t, p, nullptr, exact.data()).ok());
   std::vector<float> got(count);
   EXPECT_TRUE(ConvertToF32(k.data(), dtype, count, got.data()).ok());
-  const double b = dtype == DType::kF32 ? 2.0 : dtype == DType::kF16 ? 1 + 3 * std::ldexp(1.0, -13)
-                                                                      : 1 + 3 * std::ldexp(1.0, -16);
+  const double b = dtype == DType::kF32   ? 2.0
+                   : dtype == DType::kF16 ? 1 + 3 * std::ldexp(1.0, -13)
+                                          : 1 + 3 * std::ldexp(1.0, -16);
   const int bits = dtype == DType::kF32 ? 23 : dtype == DType::kF16 ? 10 : 7;
   double worst = 0;  // in units of n * B * 2^-bits * r
   for (size_t h = 0; h < count / head_dim; ++h)
@@ -121,8 +127,8 @@ double ShiftDrift(DType dtype, int n, double* bound_out) {
       const size_t x = h * head_dim + i, y = x + half;
       const double r = std::hypot(static_cast<double>(start[x]), static_cast<double>(start[y]));
       const double bound = n * b * std::ldexp(r, -bits);
-      worst = std::max({worst, std::fabs(got[x] - exact[x]) / bound,
-                        std::fabs(got[y] - exact[y]) / bound});
+      worst = std::max(
+          {worst, std::fabs(got[x] - exact[x]) / bound, std::fabs(got[y] - exact[y]) / bound});
     }
   *bound_out = b;
   return worst;

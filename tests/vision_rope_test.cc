@@ -7,11 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "posenc/posenc.h"
 #include "posenc/rope.h"
@@ -34,7 +33,8 @@ inline std::vector<double> HfFrequencies(VisionRopeKind kind, int64_t d, double 
   std::vector<double> w(static_cast<size_t>(d / 2));
   for (int64_t i = 0; i < d / 4; ++i) {
     if (kind == VisionRopeKind::kQwenVL) {
-      w[i] = w[d / 4 + i] = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(d / 2));
+      w[i] = w[d / 4 + i] =
+          1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(d / 2));
     } else {
       w[i] = 1.0 / std::pow(theta, static_cast<double>(4 * i) / static_cast<double>(d));
       w[d / 4 + i] = 1.0 / std::pow(theta, static_cast<double>(4 * i + 2) / static_cast<double>(d));
@@ -60,8 +60,9 @@ HWY_NOINLINE void TestVisionMatchesReference() {
         for (bool in_place : {true, false}) {
           const int64_t batch = 2, heads = 3;
           std::vector<int64_t> grid;
-          ASSERT_TRUE(VisionGridPositions(kind, 1, 4, 6, kind == VisionRopeKind::kQwenVL ? 2 : 1,
-                                          &grid).ok());
+          ASSERT_TRUE(
+              VisionGridPositions(kind, 1, 4, 6, kind == VisionRopeKind::kQwenVL ? 2 : 1, &grid)
+                  .ok());
           const int64_t patches = static_cast<int64_t>(grid.size() / 2);
           std::vector<int64_t> rc = grid;
           rc.insert(rc.end(), grid.begin(), grid.end());
@@ -98,8 +99,9 @@ HWY_NOINLINE void TestVisionMatchesReference() {
           std::vector<double> exact(n);
           ASSERT_TRUE(reference::ApplyRopeF64(ts, p, exact.data(), nullptr).ok());
           const Tensor written = in_place ? t.q : t.q_out;
-          EXPECT_LE(reference::MaxPairUlpError(written, ts.q, exact.data(), head_dim, PairLayout::kHalf),
-                    test::MaxUlp(a))
+          EXPECT_LE(
+              reference::MaxPairUlpError(written, ts.q, exact.data(), head_dim, PairLayout::kHalf),
+              test::MaxUlp(a))
               << static_cast<int>(kind) << " " << head_dim;
           if (!in_place) EXPECT_EQ(q, in);
         }
@@ -143,7 +145,8 @@ TEST(VisionRopeHfTest, MatchesPortedHfCosSin) {
     if (kind == VisionRopeKind::kQwenVL) {  // the grid order of rot_pos_emb
       std::vector<int64_t> grid;
       const auto& thw = c["grid_thw"];
-      ASSERT_TRUE(VisionGridPositions(kind, thw[0], thw[1], thw[2], c["spatial_merge_size"], &grid).ok());
+      ASSERT_TRUE(
+          VisionGridPositions(kind, thw[0], thw[1], thw[2], c["spatial_merge_size"], &grid).ok());
       EXPECT_EQ(grid, rc) << model;
     }
     std::vector<float> q(static_cast<size_t>(patches * d), 0.f);
@@ -160,9 +163,10 @@ TEST(VisionRopeHfTest, MatchesPortedHfCosSin) {
     for (int64_t p = 0; p < patches; ++p)
       for (int64_t i = 0; i < d; ++i) {
         const int64_t pair = i % half;
-        worst = std::max({worst,
-                          std::fabs(q[static_cast<size_t>(p * d + pair)] - c["cos"][p][i].get<double>()),
-                          std::fabs(q[static_cast<size_t>(p * d + half + pair)] - c["sin"][p][i].get<double>())});
+        worst = std::max(
+            {worst, std::fabs(q[static_cast<size_t>(p * d + pair)] - c["cos"][p][i].get<double>()),
+             std::fabs(q[static_cast<size_t>(p * d + half + pair)] -
+                       c["sin"][p][i].get<double>())});
       }
     EXPECT_LE(worst, std::ldexp(1.0, -24)) << model;
     // The other kind's frequencies are far off: the comparison can fail.

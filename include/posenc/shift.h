@@ -33,12 +33,12 @@ namespace posenc {
 struct ShiftParams {
   enum class DeltaKind { kUniform, kPerBatch, kPerToken };
   DeltaKind kind = DeltaKind::kUniform;
-  int64_t delta = 0;                 // kUniform: every token moves by delta
-  const int64_t* deltas = nullptr;   // kPerBatch: [batch]; kPerToken: [batch, seq]
+  int64_t delta = 0;                     // kUniform: every token moves by delta
+  const int64_t* deltas = nullptr;       // kPerBatch: [batch]; kPerToken: [batch, seq]
   PairLayout pairs = PairLayout::kHalf;  // kFromConfig means kHalf
   RotationArithmetic arithmetic = RotationArithmetic::kF64;
-  int64_t rotary_dim = 0;            // 0: head_dim
-  Frequencies freqs;                 // the cache's frequencies (attention factor must be 1)
+  int64_t rotary_dim = 0;  // 0: head_dim
+  Frequencies freqs;       // the cache's frequencies (attention factor must be 1)
   Execution exec;
 };
 

@@ -42,8 +42,7 @@ posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_o
     sp.freqs.inv_freq = params->inv_freq;
     sp.freqs.inv_freq_len = params->inv_freq_len;
     sp.exec.max_threads = params->max_threads;
-    const posenc::Tensor out =
-        k_out != nullptr ? posenc::capi::ToTensor(k_out) : posenc::Tensor();
+    const posenc::Tensor out = k_out != nullptr ? posenc::capi::ToTensor(k_out) : posenc::Tensor();
     return posenc::ShiftRope(posenc::capi::ToTensor(k), out, sp);
   });
 }

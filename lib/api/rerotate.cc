@@ -94,18 +94,22 @@ Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& 
       for (int64_t h = 0; h < io.heads; ++h) {
         const int64_t in_off = b * io.in_stride[0] + s * io.in_stride[1] + h * io.in_stride[2];
         const int64_t out_off = b * io.out_stride[0] + s * io.out_stride[1] + h * io.out_stride[2];
-        for (int64_t j = 0; j < plan.head_dim; ++j) head[j] = ReadElement(io.in, plan.dtype, in_off + j);
+        for (int64_t j = 0; j < plan.head_dim; ++j)
+          head[j] = ReadElement(io.in, plan.dtype, in_off + j);
         for (int64_t i = 0; i < half; ++i) {
           const double a = p_to * plan.inv_freq[i], bb = p_from * rp.from_inv_freq[i];
-          const double c = plan.attention_factor * (std::cos(a) * std::cos(bb) + std::sin(a) * std::sin(bb));
-          const double sn = plan.attention_factor * (std::sin(a) * std::cos(bb) - std::cos(a) * std::sin(bb));
+          const double c =
+              plan.attention_factor * (std::cos(a) * std::cos(bb) + std::sin(a) * std::sin(bb));
+          const double sn =
+              plan.attention_factor * (std::sin(a) * std::cos(bb) - std::cos(a) * std::sin(bb));
           const int64_t ix = plan.interleaved ? 2 * i : i;
           const int64_t iy = plan.interleaved ? 2 * i + 1 : i + half;
           const double x = head[ix], y = head[iy];
           head[ix] = x * c - y * sn;
           head[iy] = x * sn + y * c;
         }
-        for (int64_t j = 0; j < plan.head_dim; ++j) WriteElement(io.out, plan.dtype, out_off + j, head[j]);
+        for (int64_t j = 0; j < plan.head_dim; ++j)
+          WriteElement(io.out, plan.dtype, out_off + j, head[j]);
       }
     }
     return Status::Ok();

@@ -31,8 +31,8 @@ Status Shift(const Tensor& k, const Tensor& k_out, const ShiftParams& sp, const 
   Status st = api::CheckRopeTensors(t);
   if (!st.ok()) return st;
   if (sp.freqs.attention_factor != 1.0) {
-    return api::Err(StatusCode::kInvalidArgument, "freqs.attention_factor = ",
-                    sp.freqs.attention_factor,
+    return api::Err(StatusCode::kInvalidArgument,
+                    "freqs.attention_factor = ", sp.freqs.attention_factor,
                     ": a shift composes rotations and must not scale again (pass 1)");
   }
   const int64_t batch = k.shape[0], seq = k.shape[1];

@@ -21,12 +21,14 @@ Status CheckKind(VisionRopeKind kind) {
   return Status::Ok();
 }
 
-Status PairFrequencies(VisionRopeKind kind, int64_t head_dim, double theta, std::vector<double>* out) {
+Status PairFrequencies(VisionRopeKind kind, int64_t head_dim, double theta,
+                       std::vector<double>* out) {
   Status st = CheckKind(kind);
   if (!st.ok()) return st;
   if (head_dim <= 0 || head_dim % 4 != 0 || head_dim > 65536) {
-    return api::Err(StatusCode::kInvalidArgument, "head_dim = ", head_dim,
-                    ": must be a positive multiple of 4 (two halves of head_dim / 4 pairs), <= 65536");
+    return api::Err(
+        StatusCode::kInvalidArgument, "head_dim = ", head_dim,
+        ": must be a positive multiple of 4 (two halves of head_dim / 4 pairs), <= 65536");
   }
   if (!std::isfinite(theta) || !(theta > 0.0)) {
     return api::Err(StatusCode::kInvalidArgument, "theta = ", theta, ": must be finite and > 0");
@@ -83,7 +85,8 @@ Status Vision(const RopeTensors& t, const VisionRopeParams& vp, const Apply& app
   const void* ids = vp.rows_cols64 != nullptr ? static_cast<const void*>(vp.rows_cols64)
                                               : static_cast<const void*>(vp.rows_cols32);
   const uint64_t bytes = static_cast<uint64_t>(2 * n) * (vp.rows_cols64 != nullptr ? 8 : 4);
-  for (const Tensor* o : {t.q_out.present() ? &t.q_out : &t.q, t.k_out.present() ? &t.k_out : &t.k}) {
+  for (const Tensor* o :
+       {t.q_out.present() ? &t.q_out : &t.q, t.k_out.present() ? &t.k_out : &t.k}) {
     if (o->present() && api::ViewOverlapsBytes(*o, ids, bytes)) {
       return api::Err(StatusCode::kInvalidArgument, vp.rows_cols64 ? "rows_cols64" : "rows_cols32",
                       " overlaps an output: an input must not share memory with an output");
@@ -105,7 +108,9 @@ Status Vision(const RopeTensors& t, const VisionRopeParams& vp, const Apply& app
   std::string m = st.message();
   for (const char* from : {"stream 0 of positions", "stream 1 of positions"}) {
     const size_t at = m.find(from);
-    if (at != std::string::npos) m.replace(at, std::string(from).size(), from[7] == '0' ? "rows of rows_cols" : "cols of rows_cols");
+    if (at != std::string::npos)
+      m.replace(at, std::string(from).size(),
+                from[7] == '0' ? "rows of rows_cols" : "cols of rows_cols");
   }
   return Status(st.code(), m);
 }
@@ -135,8 +140,9 @@ Status VisionGridPositions(VisionRopeKind kind, int64_t t, int64_t h, int64_t w,
                       "): each must be in [1, 2^20] and t * h * w <= 2^32");
     }
     if (kind == VisionRopeKind::kPixtral && (t != 1 || merge != 1)) {
-      return api::Err(StatusCode::kInvalidArgument, "kPixtral: t = ", t, ", spatial_merge_size = ",
-                      merge, ": must be 1 and 1 (one image, row-major patches)");
+      return api::Err(StatusCode::kInvalidArgument, "kPixtral: t = ", t,
+                      ", spatial_merge_size = ", merge,
+                      ": must be 1 and 1 (one image, row-major patches)");
     }
     if (merge <= 0 || h % merge != 0 || w % merge != 0) {
       return api::Err(StatusCode::kInvalidArgument, "spatial_merge_size = ", merge,

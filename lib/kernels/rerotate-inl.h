@@ -67,8 +67,8 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
         static_cast<double>(kernels::PositionOf(rp.from_positions, b, s, plan.seq));
     size_t i = 0;
     for (; i + N <= half; i += N) {
-      RerotateLanes(d, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i,
-                    plan.attention_factor, row + i, row + half + i);
+      RerotateLanes(d, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i, plan.attention_factor,
+                    row + i, row + half + i);
     }
     for (; i < half; ++i) {
       RerotateLanes(d1, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i,

@@ -15,9 +15,9 @@ namespace kernels {
 struct RerotatePlan {
   RopePlan rope;  // tensors, layout, arithmetic; kCompute with the target positions / inv_freq;
                   // rope.attention_factor = to factor / from factor
-  Positions from_positions;          // validated copy
+  Positions from_positions;  // validated copy
   const double* from_inv_freq = nullptr;
-  DType dtype = DType::kF32;         // == rope.dtype (for parallel::ForEachToken)
+  DType dtype = DType::kF32;  // == rope.dtype (for parallel::ForEachToken)
   int64_t tokens() const { return rope.tokens(); }
 };
 

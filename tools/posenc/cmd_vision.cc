@@ -60,8 +60,8 @@ void RunVision(const VisionArgs& args) {
                                           p.kind == VisionRopeKind::kPixtral ? 1 : args.merge, &rc);
     if (!st.ok()) throw UsageError(st.message());
     if (static_cast<int64_t>(rc.size() / 2) != q.shape[1]) {
-      throw UsageError("--grid gives " + std::to_string(rc.size() / 2) +
-                       " patches but --q has " + std::to_string(q.shape[1]));
+      throw UsageError("--grid gives " + std::to_string(rc.size() / 2) + " patches but --q has " +
+                       std::to_string(q.shape[1]));
     }
     const std::vector<int64_t> one = rc;  // every batch row: the same image grid
     for (int64_t b = 1; b < q.shape[0]; ++b) rc.insert(rc.end(), one.begin(), one.end());
@@ -90,13 +90,15 @@ void RunVision(const VisionArgs& args) {
 void AddVisionRope(CLI::App& app) {
   auto args = std::make_shared<VisionArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "vision-rope", "2-D vision RoPE (Qwen-VL towers, Pixtral) on f32 .npy [batch, patches, heads, head_dim]");
+      "vision-rope",
+      "2-D vision RoPE (Qwen-VL towers, Pixtral) on f32 .npy [batch, patches, heads, head_dim]");
   cmd->add_option("--q", args->q, "q tensor (.npy)")->required();
   cmd->add_option("--k", args->k, "k tensor (.npy)");
   cmd->add_option("--kind", args->kind, "qwen (Qwen2/2.5/3-VL vision) or pixtral")
       ->check(CLI::IsMember({"qwen", "pixtral"}));
   cmd->add_option("--theta", args->theta, "rope theta (default 10000)");
-  cmd->add_option("--positions", args->positions, "(row, col) per patch [batch, patches, 2] (int32/int64)");
+  cmd->add_option("--positions", args->positions,
+                  "(row, col) per patch [batch, patches, 2] (int32/int64)");
   cmd->add_option("--grid", args->grid, "T,H,W patches (HF's patch order)")->delimiter(',');
   cmd->add_option("--merge", args->merge, "spatial_merge_size for qwen --grid (default 2)");
   cmd->add_option("--out-q", args->out_q, "output for q (.npy)")->required();
