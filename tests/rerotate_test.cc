@@ -98,7 +98,9 @@ HWY_NOINLINE void TestRerotateMatchesReference() {
           for (size_t h = 0; h < n / static_cast<size_t>(head_dim); ++h)  // pass-through bits
             for (int64_t j = rotary; j < head_dim; ++j)
               EXPECT_EQ(got[h * head_dim + j], in[h * head_dim + j]);
-          if (!in_place) EXPECT_EQ(k, in);
+          if (!in_place) {
+            EXPECT_EQ(k, in);
+          }
           // Every thread count: the same bits.
           std::vector<float> k1 = in;
           rp.exec.max_threads = 1;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "posenc/half.h"
@@ -87,7 +88,7 @@ double ShiftDrift(DType dtype, int n, double* bound_out) {
   std::vector<float> x0(count);
   test::FillNormal(x0.data(), count, 77);
   std::vector<Store> k(count);
-  if (dtype == DType::kF32) {
+  if constexpr (std::is_same_v<Store, float>) {
     std::memcpy(k.data(), x0.data(), count * 4);
   } else {
     EXPECT_TRUE(ConvertFromF32(x0.data(), count, dtype, k.data()).ok());
@@ -209,7 +210,8 @@ TEST(ShiftCApiTest, PerBatchEqualsCpp) {
   sp.pairs = PairLayout::kInterleaved;
   ASSERT_TRUE(ShiftRope(TensorBSHD(b.data(), 2, 5, 2, 32), Tensor(), sp).ok());
   EXPECT_EQ(a, b);
-  cp.kind = static_cast<posenc_shift_kind>(9);
+  const int bad_kind = 9;  // a C caller may store any int in the enum field
+  std::memcpy(&cp.kind, &bad_kind, sizeof bad_kind);
   EXPECT_EQ(posenc_rope_shift(&k, nullptr, &cp), POSENC_INVALID_ARGUMENT);
   EXPECT_NE(std::string(posenc_last_error()).find("params.kind = 9"), std::string::npos);
 }
