@@ -86,6 +86,7 @@ bool SelectTarget(benchmark::State& state, const std::string& target);
 void RegisterRopeBenchmarks(bool quick);
 void RegisterSinusoidalBenchmarks(bool quick);
 void RegisterReropeBenchmarks(bool quick);  // full suite only (quick: none)
+void RegisterMRopeBenchmarks(bool quick);   // full suite only (quick: none)
 
 }  // namespace bench
 }  // namespace posenc

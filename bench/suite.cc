@@ -48,6 +48,7 @@ int RunBenchmarks(const BenchOptions& options, int argc, char** argv) {
   RegisterRopeBenchmarks(options.quick);
   RegisterSinusoidalBenchmarks(options.quick);
   RegisterReropeBenchmarks(options.quick);
+  RegisterMRopeBenchmarks(options.quick);
   benchmark::Initialize(&argc, argv);
   RowCollector collector(!options.compact);
   benchmark::RunSpecifiedBenchmarks(&collector);

@@ -21,6 +21,7 @@
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
+#include "posenc/vision.h"
 #include "tests/rope_test_util.h"
 #include "tests/shared_data.h"
 #include "tools/posenc/npy.h"
@@ -226,6 +227,110 @@ TEST(CliTest, RopeWithConfigMatchesLibrary) {
                                  "phi-3-mini-128k.json --base 100 --out-q " + oq);
   EXPECT_EQ(conflict.code, 2);
   for (const std::string& f : {qp, oq}) std::remove(f.c_str());
+}
+
+// M-RoPE: --positions [3, batch, seq] with a Qwen2.5-VL / Qwen3-VL config applies the model's
+// sections (equal to the library call); without a config --mrope-section gives them; 1-D ids
+// with stream ids but no sections fail with exit code 2 and no output.
+TEST(CliTest, RopeMRopeStreamPositions) {
+  const int64_t batch = 1, seq = 5, heads = 2, head_dim = 128;
+  npy::Array q{"<f4", {batch, seq, heads, head_dim},
+               std::vector<unsigned char>(static_cast<size_t>(seq * heads * head_dim * 4))};
+  test::FillNormal(q.as<float>(), static_cast<size_t>(seq * heads * head_dim), 21);
+  const std::vector<int64_t> ids = {0, 1, 2, 2, 5,   // t
+                                    0, 1, 2, 3, 5,   // h
+                                    0, 1, 3, 2, 5};  // w
+  npy::Array pos{"<i8", {3, batch, seq}, std::vector<unsigned char>(ids.size() * 8)};
+  std::memcpy(pos.bytes.data(), ids.data(), ids.size() * 8);
+  const std::string qp = TempPath("mrope_q.npy"), pp = TempPath("mrope_pos.npy"),
+                    oq = TempPath("mrope_oq.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  ASSERT_EQ(npy::Save(pp, pos), "");
+  for (const char* file : {"qwen2.5-vl-7b-instruct.json", "qwen3-vl-8b-instruct.json"}) {
+    const Result r = RunCli("rope --q " + qp + " --config " + kConfigs + file + " --positions " +
+                            pp + " --out-q " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    RopeConfig c;
+    ASSERT_TRUE(LoadHfConfig(kConfigs + file, &c).ok());
+    ASSERT_TRUE(c.mrope.present());
+    std::vector<float> want(q.as<float>(), q.as<float>() + seq * heads * head_dim);
+    RopeTensors t;
+    t.q = TensorBSHD(want.data(), batch, seq, heads, head_dim);
+    RopeParams p;
+    p.positions = Positions::StreamIds(ids.data(), 3);
+    ASSERT_TRUE(ApplyRope(t, c, p).ok());
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), want.size() * 4)) << file;
+    std::remove(oq.c_str());
+  }
+  // By hand: --mrope-section with --base.
+  Result r = RunCli("rope --q " + qp + " --positions " + pp +
+                    " --mrope-section 16,24,24 --mrope-interleaved --base 500000 --out-q " + oq);
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    std::vector<float> want(q.as<float>(), q.as<float>() + seq * heads * head_dim);
+    RopeTensors t;
+    t.q = TensorBSHD(want.data(), batch, seq, heads, head_dim);
+    RopeParams p;
+    const int64_t section[3] = {16, 24, 24};
+    p.freqs.base = 500000;
+    p.mrope = {section, 3, true};
+    p.positions = Positions::StreamIds(ids.data(), 3);
+    ASSERT_TRUE(ApplyRope(t, p).ok());
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), want.size() * 4));
+    std::remove(oq.c_str());
+  }
+  r = RunCli("rope --q " + qp + " --positions " + pp + " --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("multi-stream ids need mrope sections"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  r = RunCli("rope --q " + qp + " --positions " + pp + " --mrope-section 16,24,23 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sums to 63"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  for (const std::string& f : {qp, pp}) std::remove(f.c_str());
+}
+
+// vision-rope: --grid in HF's patch order and --positions give the library's bits; bad input
+// exits 2 with no output.
+TEST(CliTest, VisionRopeGridAndPositions) {
+  const int64_t patches = 24, heads = 2, head_dim = 80;
+  npy::Array q{"<f4", {1, patches, heads, head_dim},
+               std::vector<unsigned char>(static_cast<size_t>(patches * heads * head_dim * 4))};
+  test::FillNormal(q.as<float>(), static_cast<size_t>(patches * heads * head_dim), 12);
+  std::vector<int64_t> grid;
+  ASSERT_TRUE(VisionGridPositions(VisionRopeKind::kQwenVL, 1, 4, 6, 2, &grid).ok());
+  std::vector<float> want(q.as<float>(), q.as<float>() + patches * heads * head_dim);
+  RopeTensors t;
+  t.q = TensorBSHD(want.data(), 1, patches, heads, head_dim);
+  VisionRopeParams vp;
+  vp.rows_cols64 = grid.data();
+  ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
+  npy::Array pos{"<i8", {1, patches, 2}, std::vector<unsigned char>(grid.size() * 8)};
+  std::memcpy(pos.bytes.data(), grid.data(), grid.size() * 8);
+  const std::string qp = TempPath("vis_q.npy"), pp = TempPath("vis_pos.npy"),
+                    oq = TempPath("vis_oq.npy");
+  ASSERT_EQ(npy::Save(qp, q), "");
+  ASSERT_EQ(npy::Save(pp, pos), "");
+  for (const std::string& source : {std::string(" --grid 1,4,6"), " --positions " + pp}) {
+    const Result r = RunCli("vision-rope --q " + qp + source + " --out-q " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), want.size() * 4)) << source;
+    std::remove(oq.c_str());
+  }
+  Result r = RunCli("vision-rope --q " + qp + " --grid 1,4,5 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("spatial_merge_size = 2"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  r = RunCli("vision-rope --q " + qp + " --grid 1,4,4 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  for (const std::string& f : {qp, pp}) std::remove(f.c_str());
 }
 
 // freqs on models with several RoPE layer types, pair layouts, M-RoPE and NoPE layers.

@@ -69,7 +69,11 @@ typedef enum posenc_positions_kind {
   POSENC_POSITIONS_OFFSET = 0,     /* p = offset + s */
   POSENC_POSITIONS_PER_BATCH = 1,  /* p = batch_offsets[b] + s */
   POSENC_POSITIONS_IDS32 = 2,      /* p = ids32[b * seq + s] */
-  POSENC_POSITIONS_IDS64 = 3       /* p = ids64[b * seq + s] */
+  POSENC_POSITIONS_IDS64 = 3,      /* p = ids64[b * seq + s] */
+  /* M-RoPE (posenc_rope_apply with mrope_section only): `streams` position streams,
+   * ids [streams, batch, seq]; stream j of token (b, s) is ids[(j * batch + b) * seq + s]. */
+  POSENC_POSITIONS_STREAM_IDS32 = 4, /* ids32 */
+  POSENC_POSITIONS_STREAM_IDS64 = 5  /* ids64 */
 } posenc_positions_kind;
 
 typedef struct posenc_positions {
@@ -78,6 +82,7 @@ typedef struct posenc_positions {
   const int64_t* batch_offsets;
   const int32_t* ids32;
   const int64_t* ids64;
+  int64_t streams;  /* STREAM_IDS32 / STREAM_IDS64: number of streams (= mrope_section_len) */
 } posenc_positions;
 
 typedef struct posenc_rope_table posenc_rope_table;  /* opaque, immutable */
@@ -109,6 +114,12 @@ typedef struct posenc_rope_params {
   int64_t cache_rows;
   int max_threads;          /* 0: all (TBB's current arena); 1: serial */
   int64_t seq_len;          /* with a config: L for dynamic / longrope (0: largest position + 1) */
+  /* M-RoPE (posenc::MRopeSections in posenc/rope.h): pairs per position stream, summing to
+   * rotary_dim / 2; mrope_section_len 0: plain RoPE, or with a config the config's sections.
+   * mrope_interleaved nonzero: Qwen3-VL's interleaved layout. */
+  const int64_t* mrope_section;
+  int64_t mrope_section_len;
+  int mrope_interleaved;
 } posenc_rope_params;
 
 /* Defaults: pairs from the config (half without one), f64 arithmetic, base 10000, factor 1,
@@ -125,6 +136,50 @@ POSENC_API posenc_status posenc_rope_apply_reference(const posenc_tensor* q,
                                                      const posenc_tensor* k,
                                                      const posenc_tensor* k_out,
                                                      const posenc_rope_params* params);
+
+/* KV-cache position shift (posenc/shift.h): re-rotates already-rotated keys by deltas, one RoPE
+ * rotation with the deltas as positions (same frequencies and layout the cache was rotated with;
+ * after n shifts the error is at most n times one rotation's bound, see posenc/shift.h). */
+typedef enum posenc_shift_kind {
+  POSENC_SHIFT_UNIFORM = 0,    /* every token by `delta` */
+  POSENC_SHIFT_PER_BATCH = 1,  /* deltas[b] */
+  POSENC_SHIFT_PER_TOKEN = 2   /* deltas[b * seq + s] */
+} posenc_shift_kind;
+typedef struct posenc_shift_params {
+  posenc_shift_kind kind;
+  int64_t delta;
+  const int64_t* deltas;
+  posenc_pairs pairs;       /* FROM_CONFIG means HALF */
+  posenc_arithmetic arithmetic;
+  int64_t rotary_dim;       /* 0: head_dim */
+  double base;              /* when inv_freq is NULL */
+  const double* inv_freq;
+  int64_t inv_freq_len;
+  int max_threads;
+} posenc_shift_params;
+/* Defaults: uniform delta 0, half pairs, f64 arithmetic, base 10000. */
+POSENC_API void posenc_shift_params_init(posenc_shift_params* params);
+/* k_out NULL or absent: in place. */
+POSENC_API posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_out,
+                                           const posenc_shift_params* params);
+
+/* 2-D vision RoPE (posenc/vision.h): Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision towers and
+ * Pixtral; (row, col) per patch [batch, patches, 2] in rows_cols64 or rows_cols32 (one set). */
+typedef enum posenc_vision_kind { POSENC_VISION_QWEN_VL = 0, POSENC_VISION_PIXTRAL = 1 } posenc_vision_kind;
+typedef struct posenc_vision_params {
+  posenc_vision_kind kind;
+  double theta;
+  const int64_t* rows_cols64;
+  const int32_t* rows_cols32;
+  posenc_arithmetic arithmetic;
+  int inverse;
+  int max_threads;
+} posenc_vision_params;
+/* Defaults: QWEN_VL, theta 10000, f64 arithmetic. */
+POSENC_API void posenc_vision_params_init(posenc_vision_params* params);
+POSENC_API posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
+                                                  const posenc_tensor* k, const posenc_tensor* k_out,
+                                                  const posenc_vision_params* params);
 
 /* f32 cos/sin rows for positions [0, max_positions). inv_freq NULL: from base. */
 POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double base,

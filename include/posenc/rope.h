@@ -50,12 +50,17 @@ POSENC_API const char* PairLayoutName(PairLayout pairs);  // "half", "interleave
 
 // Which position each token (b, s) has.
 struct Positions {
-  enum class Kind { kOffset, kPerBatchOffsets, kIds32, kIds64 };
+  enum class Kind { kOffset, kPerBatchOffsets, kIds32, kIds64, kStreamIds32, kStreamIds64 };
   Kind kind = Kind::kOffset;
   int64_t offset = 0;                      // kOffset: p = offset + s
   const int64_t* batch_offsets = nullptr;  // kPerBatchOffsets: p = batch_offsets[b] + s, [batch]
   const int32_t* ids32 = nullptr;          // kIds32: p = ids32[b * seq + s], [batch, seq]
   const int64_t* ids64 = nullptr;          // kIds64: p = ids64[b * seq + s], [batch, seq]
+  // kStreamIds32 / kStreamIds64 (M-RoPE): `streams` position streams per token, ids32 / ids64
+  // [streams, batch, seq] (HF's position_ids [3, batch, seq] for (t, h, w)): stream j of token
+  // (b, s) is ids[(j * batch + b) * seq + s]. Only ApplyRope with RopeParams::mrope (or a
+  // config with mrope_section) accepts them; every other entry rejects them.
+  int64_t streams = 0;
 
   static Positions Offset(int64_t start) {
     Positions p;
@@ -80,6 +85,39 @@ struct Positions {
     p.ids64 = ids;
     return p;
   }
+  static Positions StreamIds(const int32_t* ids, int64_t num_streams) {
+    Positions p;
+    p.kind = Kind::kStreamIds32;
+    p.ids32 = ids;
+    p.streams = num_streams;
+    return p;
+  }
+  static Positions StreamIds(const int64_t* ids, int64_t num_streams) {
+    Positions p;
+    p.kind = Kind::kStreamIds64;
+    p.ids64 = ids;
+    p.streams = num_streams;
+    return p;
+  }
+};
+
+// Multimodal RoPE (M-RoPE): which position stream each rotary pair i < rotary_dim / 2 takes its
+// angle from; angle_i = p[stream(i)] * inv_freq[i], everything else as plain RoPE.
+//   sectioned (Qwen2-VL, Qwen2.5-VL; HF apply_multimodal_rotary_pos_emb): section j covers the
+//     next section[j] pairs: pairs [0, s0) stream 0 (t), [s0, s0 + s1) stream 1 (h), ...
+//   interleaved (Qwen3-VL; HF Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope): stream 0
+//     everywhere except pair i with i % n == j and i < n * section[j] (j >= 1, n = num_sections),
+//     which takes stream j: for n = 3, h on pairs 1, 4, 7, ... and w on 2, 5, 8, ...
+// section[] sums to rotary_dim / 2 either way. Positions are kStreamIds32/64 with
+// streams == num_sections, or any 1-D kind: then every stream equals that position (text-only
+// tokens) and the result is plain RoPE bit for bit. With equal streams a token's cos/sin row is
+// bitwise the one plain RoPE uses, on every target. Not with CosSinCache::Kind::kPerToken
+// (its rows already are per-token angles).
+struct MRopeSections {
+  const int64_t* section = nullptr;  // num_sections values >= 0 (read during the call only)
+  int64_t num_sections = 0;          // 0: plain RoPE; else 1..4 (the number of streams)
+  bool interleaved = false;
+  bool present() const { return num_sections != 0; }
 };
 
 // Frequencies: inv_freq[i] = base^(-2i/r), or an explicit array of r/2 doubles.
@@ -150,6 +188,7 @@ struct RopeParams {
   bool inverse = false;    // rotate by -theta (undoes the forward rotation)
   Frequencies freqs;       // used by kOnTheFly; a table carries its own
   Positions positions;     // ignored by CosSinCache::Kind::kPerToken
+  MRopeSections mrope;     // M-RoPE; ApplyRope(config) takes the config's unless set here
   CosSinSource source;
   Execution exec;
   // With a config: the sequence length L its dynamic / longrope frequencies are computed for;

@@ -56,6 +56,7 @@ Positions ToPositions(const posenc_positions& p) {
   out.batch_offsets = p.batch_offsets;
   out.ids32 = p.ids32;
   out.ids64 = p.ids64;
+  out.streams = p.streams;
   return out;
 }
 
@@ -104,11 +105,14 @@ namespace capi {
 Status ToRopeParams(const posenc_rope_params* p, RopeParams* out) {
   if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
   const int kind = RawEnum(p->positions.kind);
-  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_IDS64) {
+  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_STREAM_IDS64) {
     return Status(StatusCode::kInvalidArgument,
                   "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
   }
   RopeParams r;
+  r.mrope.section = p->mrope_section;
+  r.mrope.num_sections = p->mrope_section_len;
+  r.mrope.interleaved = p->mrope_interleaved != 0;
   r.pairs = static_cast<PairLayout>(RawEnum(p->pairs));
   r.arithmetic = static_cast<RotationArithmetic>(RawEnum(p->arithmetic));
   r.rotary_dim = p->rotary_dim;

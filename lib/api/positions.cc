@@ -25,6 +25,11 @@ Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, co
     case Positions::Kind::kIds32:
     case Positions::Kind::kIds64:
       break;
+    case Positions::Kind::kStreamIds32:
+    case Positions::Kind::kStreamIds64:
+      return Err(StatusCode::kInvalidArgument, name, ".kind = ",
+                 p.kind == Positions::Kind::kStreamIds32 ? "kStreamIds32" : "kStreamIds64",
+                 ": multi-stream (M-RoPE) ids are accepted only by ApplyRope with mrope sections");
     default:
       return Err(StatusCode::kInvalidArgument, name, ".kind = ", static_cast<int>(p.kind),
                  ": not a Positions::Kind");
@@ -74,6 +79,51 @@ Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, co
   } else {
     positions_ = Positions::Ids(static_cast<const int64_t*>(copy));
   }
+  return Status::Ok();
+}
+
+Status StreamSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, int64_t streams) {
+  streams_ = 0;
+  const bool ids32 = p.kind == Positions::Kind::kStreamIds32;
+  if (!ids32 && p.kind != Positions::Kind::kStreamIds64) {
+    return Err(StatusCode::kInvalidArgument, "positions.kind = ", static_cast<int>(p.kind),
+               ": not a Positions::Kind");
+  }
+  if (p.streams != streams) {
+    return Err(StatusCode::kInvalidArgument, "positions.streams = ", p.streams,
+               ": must equal mrope.num_sections = ", streams, " (one position stream per section)");
+  }
+  if (streams < 1 || streams > kMaxStreams) {
+    return Err(StatusCode::kInvalidArgument, "positions.streams = ", streams, ": must be in [1, ",
+               kMaxStreams, "]");
+  }
+  if (ids32 ? p.ids32 == nullptr : p.ids64 == nullptr) {
+    return Err(StatusCode::kInvalidArgument, ids32 ? "positions.ids32" : "positions.ids64",
+               " is null");
+  }
+  Status st = ids32 ? CheckAligned(p.ids32, 4, "positions.ids32")
+                    : CheckAligned(p.ids64, 8, "positions.ids64");
+  if (!st.ok()) return st;
+  int64_t per_stream, n;
+  if (__builtin_mul_overflow(batch, seq, &per_stream) ||
+      __builtin_mul_overflow(per_stream, streams, &n)) {
+    return Err(StatusCode::kInvalidArgument, "positions: streams * batch * seq = ", streams, " * ",
+               batch, " * ", seq, " overflows int64");
+  }
+  int64_t* copy = inline_;
+  if (n > kInline) {
+    heap_.resize(static_cast<size_t>(n));
+    copy = heap_.data();
+  }
+  if (ids32) {
+    for (int64_t i = 0; i < n; ++i) copy[i] = p.ids32[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) copy[i] = p.ids64[i];
+  }
+  for (int64_t j = 0; j < streams; ++j) {
+    stream_[j] = Positions::Ids(static_cast<const int64_t*>(copy + j * per_stream));
+  }
+  streams_ = streams;
   return Status::Ok();
 }
 
@@ -133,6 +183,10 @@ PositionBytes CallerPositionBytes(const Positions& p, int64_t batch, int64_t seq
       return {p.ids32, bytes(batch * seq, 4), "positions.ids32"};
     case Positions::Kind::kIds64:
       return {p.ids64, bytes(batch * seq, 8), "positions.ids64"};
+    case Positions::Kind::kStreamIds32:  // saturating: streams was validated, batch * seq too
+      return {p.ids32, bytes(batch * seq, 4 * static_cast<uint64_t>(p.streams)), "positions.ids32"};
+    case Positions::Kind::kStreamIds64:
+      return {p.ids64, bytes(batch * seq, 8 * static_cast<uint64_t>(p.streams)), "positions.ids64"};
     default:
       return {};
   }

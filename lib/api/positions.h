@@ -43,6 +43,30 @@ class PositionSnapshot {
   std::vector<int64_t> heap_;
 };
 
+// The multi-stream ids of an M-RoPE call (Positions::Kind::kStreamIds32 / kStreamIds64,
+// [streams, batch, seq]) copied once, like PositionSnapshot: each stream j is then a plain
+// Positions (kIds64 over the copy, [batch, seq]) that RangeOf, PositionOf and the kernels read.
+class StreamSnapshot {
+ public:
+  static constexpr int64_t kMaxStreams = 4;
+  static constexpr int64_t kInline = 3 * 256;
+  StreamSnapshot() = default;
+  StreamSnapshot(const StreamSnapshot&) = delete;
+  StreamSnapshot& operator=(const StreamSnapshot&) = delete;
+
+  // Copies `p` for batch x seq tokens: a stream kind, non-null aligned ids, p.streams ==
+  // `streams` (the number of M-RoPE sections; 1..kMaxStreams). Messages name "positions".
+  Status Take(const Positions& p, int64_t batch, int64_t seq, int64_t streams);
+  int64_t streams() const { return streams_; }
+  const Positions& stream(int64_t j) const { return stream_[j]; }
+
+ private:
+  int64_t streams_ = 0;
+  Positions stream_[kMaxStreams];
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+};
+
 // Smallest and largest position of the call, with the first token holding each. `p` must have
 // been validated (a PositionSnapshot's positions).
 struct PositionRange {

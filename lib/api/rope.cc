@@ -29,8 +29,13 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     for (int i = 0; i < plan.num_io; ++i) {
       bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
     }
-    parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::RopeTokensF32,
-                           kernels::RopeTokensBF16, kernels::RopeTokensF16);
+    if (plan.num_streams > 1) {  // M-RoPE with multi-stream ids
+      parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::MRopeTokensF32,
+                             kernels::MRopeTokensBF16, kernels::MRopeTokensF16);
+    } else {
+      parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::RopeTokensF32,
+                             kernels::RopeTokensBF16, kernels::RopeTokensF16);
+    }
     return Status::Ok();
   });
 }

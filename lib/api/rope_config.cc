@@ -1,5 +1,6 @@
 // ApplyRope with a model config: frequencies from the config at the call's sequence length, the
 // config's pair layout unless the caller overrides it; and the per-layer entries of posenc/model.h.
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <string>
@@ -71,8 +72,22 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
       Status st = api::CheckRopeTensors(tensors);
       if (!st.ok()) return st;
       int64_t largest = 0;
-      st = api::LargestPosition(params.positions, shape.shape[0], shape.shape[1], &largest);
-      if (!st.ok()) return st;
+      if (params.positions.kind == Positions::Kind::kStreamIds32 ||
+          params.positions.kind == Positions::Kind::kStreamIds64) {
+        // M-RoPE: the largest id of any stream (HF: position_ids.max() over [3, batch, seq]).
+        api::StreamSnapshot streams;
+        st = streams.Take(params.positions, shape.shape[0], shape.shape[1],
+                          params.positions.streams);
+        if (!st.ok()) return st;
+        largest = api::RangeOf(streams.stream(0), shape.shape[0], shape.shape[1]).max;
+        for (int64_t j = 1; j < streams.streams(); ++j) {
+          largest = std::max(largest,
+                             api::RangeOf(streams.stream(j), shape.shape[0], shape.shape[1]).max);
+        }
+      } else {
+        st = api::LargestPosition(params.positions, shape.shape[0], shape.shape[1], &largest);
+        if (!st.ok()) return st;
+      }
       seq_len = largest < 0 ? 0 : largest + 1;
     }
     std::shared_ptr<const RopeFrequencies> cached;  // held until the kernels are done
@@ -89,6 +104,12 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
     p.freqs.inv_freq = f.inv_freq.data();
     p.freqs.inv_freq_len = static_cast<int64_t>(f.inv_freq.size());
     p.freqs.attention_factor = f.attention_factor;
+    // The config's M-RoPE sections unless the caller gave its own.
+    if (!p.mrope.present() && config.mrope.present()) {
+      p.mrope.section = config.mrope.section.data();
+      p.mrope.num_sections = static_cast<int64_t>(config.mrope.section.size());
+      p.mrope.interleaved = config.mrope.interleaved;
+    }
     return ApplyRope(tensors, p);
   });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 #include "lib/api/positions.h"
 #include "lib/api/tensor_checks.h"
@@ -91,7 +92,67 @@ Status CheckInputsApartFromOutputs(const RopeTensors& t, const RopeParams& param
   return Status::Ok();
 }
 
+// Ranges of every position stream of the call (one for 1-D positions), with the prefix that
+// names a stream in messages.
+struct StreamRanges {
+  int n = 1;
+  PositionRange r[StreamSnapshot::kMaxStreams];
+};
+StreamRanges RangesOf(const kernels::RopePlan& plan) {
+  StreamRanges out;
+  out.n = plan.num_streams;
+  for (int j = 0; j < out.n; ++j) {
+    out.r[j] = RangeOf(plan.num_streams > 1 ? plan.streams[j] : plan.positions, plan.batch,
+                       plan.seq);
+  }
+  return out;
+}
+Status NameStream(Status st, const kernels::RopePlan& plan, int j) {
+  if (st.ok() || plan.num_streams == 1) return st;
+  return Status(st.code(), "stream " + std::to_string(j) + " of " + st.message());
+}
+
 }  // namespace
+
+Status BuildPairStreams(const MRopeSections& m, int64_t rotary_dim, std::vector<uint8_t>* out) {
+  const int64_t n = m.num_sections, half = rotary_dim / 2;
+  if (n < 0 || n > StreamSnapshot::kMaxStreams) {
+    return Err(StatusCode::kInvalidArgument, "mrope.num_sections = ", n, ": must be in [0, ",
+               StreamSnapshot::kMaxStreams, "] (0: plain RoPE)");
+  }
+  if (m.section == nullptr) {
+    return Err(StatusCode::kInvalidArgument, "mrope.section is null but mrope.num_sections = ", n);
+  }
+  int64_t sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (m.section[j] < 0 || m.section[j] > half) {
+      return Err(StatusCode::kInvalidArgument, "mrope.section[", j, "] = ", m.section[j],
+                 ": must be in [0, rotary_dim / 2 = ", half, "]");
+    }
+    sum += m.section[j];
+  }
+  if (sum != half) {
+    std::string list;
+    for (int64_t j = 0; j < n; ++j) list += (j ? ", " : "") + std::to_string(m.section[j]);
+    return Err(StatusCode::kInvalidArgument, "mrope.section = [", list, "] sums to ", sum,
+               ": must sum to rotary_dim / 2 = ", half);
+  }
+  out->assign(static_cast<size_t>(half), 0);
+  if (m.interleaved) {
+    // Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope: stream j >= 1 overwrites the pairs
+    // j, j + n, j + 2n, ... below n * section[j].
+    for (int64_t j = 1; j < n; ++j) {
+      const int64_t limit = std::min(half, n * m.section[j]);
+      for (int64_t i = j; i < limit; i += n) (*out)[static_cast<size_t>(i)] = static_cast<uint8_t>(j);
+    }
+  } else {
+    // apply_multimodal_rotary_pos_emb: consecutive sections.
+    int64_t i = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t e = 0; e < m.section[j]; ++e) (*out)[static_cast<size_t>(i++)] = static_cast<uint8_t>(j);
+  }
+  return Status::Ok();
+}
 
 Status CheckComputedFrequencies(const std::vector<double>& inv_freq, double base) {
   for (size_t i = 0; i < inv_freq.size(); ++i) {
@@ -209,9 +270,40 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   // Filled in place: callers discard *out when this fails.
   PreparedRope& prep = *out;
   kernels::RopePlan& plan = prep.plan;
+  // M-RoPE: the pair -> stream map; multi-stream ids need it, 1-D positions with it are
+  // text-only tokens (every stream equal: plain RoPE).
+  const bool stream_ids = params.positions.kind == Positions::Kind::kStreamIds32 ||
+                          params.positions.kind == Positions::Kind::kStreamIds64;
+  if (params.mrope.present()) {
+    if (!(st = BuildPairStreams(params.mrope, rotary_dim, &prep.pair_stream)).ok()) return st;
+    if (per_token) {
+      return Err(StatusCode::kInvalidArgument, "mrope.num_sections = ", params.mrope.num_sections,
+                 " with source.cache.kind = kPerToken: per-token rows already hold each token's "
+                 "angles (pass mrope.num_sections = 0)");
+    }
+  } else if (stream_ids) {
+    return Err(StatusCode::kInvalidArgument, "positions.kind = ",
+               params.positions.kind == Positions::Kind::kStreamIds32 ? "kStreamIds32"
+                                                                      : "kStreamIds64",
+               ": multi-stream ids need mrope sections (mrope.num_sections = 0)");
+  }
   // From here on only the copy of the positions is read (see PositionSnapshot).
-  if (!per_token && !(st = prep.positions.Take(params.positions, batch, seq)).ok()) return st;
-  const Positions& positions = prep.positions.positions();
+  if (stream_ids && !per_token) {
+    if (!(st = prep.streams.Take(params.positions, batch, seq, params.mrope.num_sections)).ok()) {
+      return st;
+    }
+    plan.num_streams = static_cast<int>(prep.streams.streams());
+    for (int j = 0; j < plan.num_streams; ++j) plan.streams[j] = prep.streams.stream(j);
+    plan.pair_stream = prep.pair_stream.data();
+  } else if (!per_token && !(st = prep.positions.Take(params.positions, batch, seq)).ok()) {
+    return st;
+  }
+  const Positions& positions =
+      plan.num_streams > 1 ? prep.streams.stream(0) : prep.positions.positions();
+  plan.positions = positions;
+  plan.batch = batch;
+  plan.seq = seq;
+  const StreamRanges ranges = per_token ? StreamRanges() : RangesOf(plan);
   switch (src.kind) {
     case CosSinSource::Kind::kOnTheFly: {
       if (!(st = CheckFrequencies(params.freqs, rotary_dim)).ok()) return st;
@@ -228,15 +320,19 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       for (int64_t i = 0; i < rotary_dim / 2; ++i) {
         max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
       }
-      const PositionRange r = RangeOf(positions, batch, seq);
-      const double max_pos = std::max(std::fabs(static_cast<double>(r.min)),
-                                      std::fabs(static_cast<double>(r.max)));
-      if (max_pos * max_freq > kMaxAngle) {
-        const bool at_max = std::fabs(static_cast<double>(r.max)) >= max_pos;
-        return Err(StatusCode::kOutOfRange, "positions",
-                   TokenName(at_max ? r.max_token : r.min_token, seq), " = ",
-                   at_max ? r.max : r.min, ": angle |p * inv_freq| = ", max_pos * max_freq,
-                   " exceeds 2^50, the largest angle posenc reduces");
+      for (int j = 0; j < ranges.n; ++j) {
+        const PositionRange& r = ranges.r[j];
+        const double max_pos = std::max(std::fabs(static_cast<double>(r.min)),
+                                        std::fabs(static_cast<double>(r.max)));
+        if (max_pos * max_freq > kMaxAngle) {
+          const bool at_max = std::fabs(static_cast<double>(r.max)) >= max_pos;
+          return NameStream(
+              Err(StatusCode::kOutOfRange, "positions",
+                  TokenName(at_max ? r.max_token : r.min_token, seq), " = ",
+                  at_max ? r.max : r.min, ": angle |p * inv_freq| = ", max_pos * max_freq,
+                  " exceeds 2^50, the largest angle posenc reduces"),
+              plan, j);
+        }
       }
       prep.inv_freq = plan.inv_freq;
       prep.attention_factor = plan.attention_factor;
@@ -249,8 +345,10 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.table->rotary_dim() = ",
                    table->rotary_dim(), ": must equal rotary_dim = ", rotary_dim);
       }
-      const PositionRange r = RangeOf(positions, batch, seq);
-      if (!(st = CheckRowsCover(r, table->max_positions(), seq, "table's")).ok()) return st;
+      for (int j = 0; j < ranges.n; ++j) {
+        st = CheckRowsCover(ranges.r[j], table->max_positions(), seq, "table's");
+        if (!st.ok()) return NameStream(st, plan, j);
+      }
       plan.source = kernels::RowSource::kByPosition;
       plan.cos_rows = table->cos_row(0);
       plan.sin_rows = table->sin_row(0);
@@ -283,8 +381,10 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                      ": must be > 0");
         }
         rows = c.rows;
-        const PositionRange r = RangeOf(positions, batch, seq);
-        if (!(st = CheckRowsCover(r, c.rows, seq, "cache's")).ok()) return st;
+        for (int j = 0; j < ranges.n; ++j) {
+          st = CheckRowsCover(ranges.r[j], c.rows, seq, "cache's");
+          if (!st.ok()) return NameStream(st, plan, j);
+        }
         plan.source = kernels::RowSource::kByPosition;
       } else {
         return Err(StatusCode::kInvalidArgument, "source.cache.kind = ", static_cast<int>(c.kind),
@@ -314,15 +414,12 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                  ": not a CosSinSource::Kind");
   }
 
-  plan.batch = batch;
-  plan.seq = seq;
   plan.head_dim = head_dim;
   plan.rotary_dim = rotary_dim;
   plan.dtype = shape_src.dtype;
   plan.interleaved = params.pairs == PairLayout::kInterleaved;
   plan.inverse = params.inverse;
   plan.f64_arithmetic = params.arithmetic == RotationArithmetic::kF64;
-  plan.positions = positions;
   for (const auto& [in, o] : {std::pair<const Tensor*, const Tensor*>{&t.q, &t.q_out},
                               std::pair<const Tensor*, const Tensor*>{&t.k, &t.k_out}}) {
     if (!in->present()) continue;

@@ -21,6 +21,8 @@ namespace api {
 struct PreparedRope {
   kernels::RopePlan plan;
   PositionSnapshot positions;       // plan.positions reads this copy
+  StreamSnapshot streams;           // M-RoPE multi-stream ids: plan.streams read this copy
+  std::vector<uint8_t> pair_stream;  // M-RoPE: plan.pair_stream
   freqs::SharedFreqs default_freqs;  // plan.inv_freq when computed from freqs.base
   // For the reference: where exact (double) cos/sin come from. Set for kCompute and for tables
   // (the table's own inv_freq and factor); caller caches are read as given.
@@ -33,6 +35,10 @@ struct PreparedRope {
 // Validates everything up front and fills *out (a fresh PreparedRope; its contents are
 // unspecified on failure). Nothing the caller passed in is written.
 Status PrepareRope(const RopeTensors& tensors, const RopeParams& params, PreparedRope* out);
+
+// Validates params.mrope for rotary_dim and fills the pair -> stream map (MRopeSections in
+// posenc/rope.h). Messages name "mrope.<field>".
+Status BuildPairStreams(const MRopeSections& mrope, int64_t rotary_dim, std::vector<uint8_t>* out);
 
 // The tensor part of PrepareRope (views, shapes, dtypes, overlaps between q, k and outputs).
 Status CheckRopeTensors(const RopeTensors& tensors);

@@ -36,6 +36,13 @@ struct RopePlan {
 
   Positions positions;  // posenc's validated copy (api::PositionSnapshot), never the caller's ids
 
+  // M-RoPE (RopeParams::mrope with multi-stream ids): num_streams > 1, stream j's positions in
+  // streams[j] (kIds64 over api::StreamSnapshot's copy; `positions` is streams[0]) and the
+  // stream of each rotary pair in pair_stream[0, rotary_dim / 2). num_streams == 1: plain RoPE.
+  int num_streams = 1;
+  Positions streams[4];
+  const uint8_t* pair_stream = nullptr;
+
   RowSource source = RowSource::kCompute;
   const double* inv_freq = nullptr;  // kCompute: rotary_dim / 2 values
   double attention_factor = 1.0;     // kCompute
@@ -58,6 +65,9 @@ inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq)
       return p.ids32[b * seq + s];
     case Positions::Kind::kIds64:
       return p.ids64[b * seq + s];
+    case Positions::Kind::kStreamIds32:  // never in a plan: M-RoPE plans hold one kIds64 per
+    case Positions::Kind::kStreamIds64:  // stream (RopePlan::streams)
+      break;
   }
   return 0;
 }
@@ -86,6 +96,12 @@ inline bool StreamsOutputs(const RopePlan& plan) {
 void RopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
 void RopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
 void RopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
+// M-RoPE tokens (plan.num_streams > 1): per token the cos/sin row with angle_i =
+// p[pair_stream[i]] * inv_freq[i] (or table / cache row p[pair_stream[i]] per pair), then the
+// same head rotation as RopeTokens*.
+void MRopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
+void MRopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
+void MRopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
 // cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half.
 void CosSinRows(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
                 int64_t count, float* cos, float* sin);

@@ -1,7 +1,8 @@
 // posenc::reference: the oracle. Plain scalar loops in double: the angle is the double product
 // p * inv_freq[i], cos/sin come from libm in double (times the attention factor), the rotation is
 // evaluated in double. ApplyRope rounds each result once to the output type; ApplyRopeF64 hands
-// the doubles out. Caller caches are read as given (their values widened to double).
+// the doubles out. Caller caches are read as given (their values widened to double). M-RoPE: pair
+// i takes the position of its stream (plan.pair_stream), for the angle or the cache row alike.
 #include <cmath>
 #include <new>
 #include <vector>
@@ -27,18 +28,20 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
   const double sign = plan.inverse ? -1.0 : 1.0;
   for (int64_t t = 0; t < plan.tokens(); ++t) {
     const int64_t b = t / plan.seq, s = t % plan.seq;
+    // Pair i's position: its M-RoPE stream's (plan.pair_stream), else the token's.
+    auto position = [&](int64_t i) {
+      const Positions& p = plan.num_streams > 1 ? plan.streams[plan.pair_stream[i]] : plan.positions;
+      return kernels::PositionOf(p, b, s, plan.seq);
+    };
     if (prep.caller_cache) {
-      const int64_t row = plan.source == kernels::RowSource::kPerToken
-                              ? t
-                              : kernels::PositionOf(plan.positions, b, s, plan.seq);
       for (int64_t i = 0; i < half; ++i) {
+        const int64_t row = plan.source == kernels::RowSource::kPerToken ? t : position(i);
         cos[i] = ReadElement(plan.cos_rows, plan.cache_dtype, row * half + i);
         sin[i] = ReadElement(plan.sin_rows, plan.cache_dtype, row * half + i);
       }
     } else {
-      const double p = static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq));
       for (int64_t i = 0; i < half; ++i) {
-        const double theta = p * prep.inv_freq[i];
+        const double theta = static_cast<double>(position(i)) * prep.inv_freq[i];
         cos[i] = prep.attention_factor * std::cos(theta);
         sin[i] = prep.attention_factor * std::sin(theta);
       }

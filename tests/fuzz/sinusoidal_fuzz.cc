@@ -135,7 +135,7 @@ void FuzzOne(FuzzedDataProvider& in) {
   if (pos_kind == 1) p.positions = Positions::PerBatch(reinterpret_cast<const int64_t*>(arena.at(pos_at)));
   if (pos_kind == 2) p.positions = Positions::Ids(reinterpret_cast<const int32_t*>(arena.at(pos_at)));
   if (pos_kind == 3) p.positions = Positions::Ids(reinterpret_cast<const int64_t*>(arena.at(pos_at)));
-  if (pos_kind == 4) p.positions.kind = static_cast<Positions::Kind>(5);
+  if (pos_kind == 4) p.positions.kind = static_cast<Positions::Kind>(9);
   switch (hostile) {
     case 1:  // out partially over x
       if (mode == 2) out.data = static_cast<unsigned char*>(x.data) + esize;

@@ -25,6 +25,7 @@ void AddDemo(CLI::App& app);
 void AddFreqs(CLI::App& app);
 void AddSinusoidal(CLI::App& app);
 void AddRerope(CLI::App& app);
+void AddVisionRope(CLI::App& app);
 void AddBench(CLI::App& app);  // only when built with the benchmarks (POSENC_CLI_WITH_BENCH)
 
 // The RoPE layer type `layer_type` of a model ("" = the model's only RoPE); a UsageError naming

@@ -20,6 +20,8 @@ struct RopeArgs {
   int64_t num_heads = 0, num_kv_heads = 0, rotary_dim = 0, offset = 0, seq_len = -1;
   double base = 10000.0, attention_factor = 1.0;
   bool inverse = false;
+  std::vector<int64_t> mrope_section;
+  bool mrope_interleaved = false;
 };
 
 npy::Array LoadOrThrow(const std::string& flag, const std::string& path) {
@@ -122,14 +124,18 @@ void RunRope(const RopeArgs& args) {
   std::vector<int64_t> ids;
   if (!args.positions.empty()) {
     const npy::Array a = LoadOrThrow("--positions", args.positions);
-    if ((a.descr != "<i4" && a.descr != "<i8") || a.shape.size() != 2 || a.shape[0] != batch ||
-        a.shape[1] != seq) {
+    const size_t rank = a.shape.size();
+    if ((a.descr != "<i4" && a.descr != "<i8") || (rank != 2 && rank != 3) ||
+        a.shape[rank - 2] != batch || a.shape[rank - 1] != seq) {
       throw UsageError("--positions " + args.positions + ": must be int32/int64 [batch, seq] = (" +
-                       std::to_string(batch) + ", " + std::to_string(seq) + "), got '" + a.descr +
-                       "' " + ShapeOf(a));
+                       std::to_string(batch) + ", " + std::to_string(seq) +
+                       ") or, for M-RoPE, [streams, batch, seq], got '" + a.descr + "' " +
+                       ShapeOf(a));
     }
     ids = npy::ToInt64(a);
-    p.positions = Positions::Ids(ids.data());
+    // [3, batch, seq]: M-RoPE streams (t, h, w), for a config with mrope_section or --mrope-section.
+    p.positions = rank == 3 ? Positions::StreamIds(ids.data(), a.shape[0])
+                            : Positions::Ids(ids.data());
   } else {
     p.positions = Positions::Offset(args.offset);
   }
@@ -160,6 +166,10 @@ void RunRope(const RopeArgs& args) {
     p.source = CosSinSource::Cache(cache);
   }
 
+  if (!args.mrope_section.empty()) {
+    p.mrope = {args.mrope_section.data(), static_cast<int64_t>(args.mrope_section.size()),
+               args.mrope_interleaved};
+  }
   Status st;
   if (!args.config.empty()) {
     ModelRope model;
@@ -179,6 +189,10 @@ void RunRope(const RopeArgs& args) {
       p.freqs.inv_freq = f.inv_freq.data();
       p.freqs.inv_freq_len = static_cast<int64_t>(f.inv_freq.size());
       p.freqs.attention_factor = f.attention_factor;
+      if (!p.mrope.present() && config.mrope.present()) {
+        p.mrope = {config.mrope.section.data(), static_cast<int64_t>(config.mrope.section.size()),
+                   config.mrope.interleaved};
+      }
       st = ApplyRope(t, p);
     } else {  // the library derives the length from the positions
       st = ApplyRope(t, config, p);
@@ -216,7 +230,14 @@ void AddRope(CLI::App& app) {
   CLI::Option* inv = cmd->add_option("--inv-freq", args->inv_freq, "1-D inv_freq (.npy, f64/f32)");
   CLI::Option* cos = cmd->add_option("--cos", args->cos, "cos cache [max_pos, R/2] or [batch, seq, R/2]");
   CLI::Option* sin = cmd->add_option("--sin", args->sin, "sin cache, same shape as --cos");
-  CLI::Option* pos = cmd->add_option("--positions", args->positions, "position ids [batch, seq] (int32/int64)");
+  CLI::Option* pos = cmd->add_option(
+      "--positions", args->positions,
+      "position ids [batch, seq], or M-RoPE streams [3, batch, seq] (int32/int64)");
+  CLI::Option* section = cmd->add_option(
+      "--mrope-section", args->mrope_section,
+      "M-RoPE pairs per stream, e.g. 16,24,24 (default: a config's mrope_section)")->delimiter(',');
+  cmd->add_flag("--mrope-interleaved", args->mrope_interleaved,
+                "Qwen3-VL interleaved M-RoPE (with --mrope-section)")->needs(section);
   CLI::Option* off = cmd->add_option("--offset", args->offset, "first position (default 0)");
   CLI::Option* factor =
       cmd->add_option("--attention-factor", args->attention_factor, "multiplies cos and sin");

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     posenc::cli::AddFreqs(app);
     posenc::cli::AddSinusoidal(app);
     posenc::cli::AddRerope(app);
+    posenc::cli::AddVisionRope(app);
 #ifdef POSENC_CLI_WITH_BENCH
     posenc::cli::AddBench(app);
 #endif

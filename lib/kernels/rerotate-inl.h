@@ -1,0 +1,109 @@
+// Per-target fused re-rotation (posenc::RerotateRope): per token and pair, with a = p_to * w_to[i]
+// and b = p_from * w_from[i] (double products), cos/sin of each from the exact engine
+// (sincos-inl.h CosSinF64, ~1e-16 absolute for |angle| < 2^29), then in double
+//   cos(a - b) = cos a cos b + sin a sin b,   sin(a - b) = sin a cos b - cos a sin b,
+// times m (the ratio of attention factors), rounded once to f32: within 2^-25 + 2^-50 of the exact
+// value, the accuracy a plain RoPE row has, so the head rotation (rope-inl.h) keeps its bound B.
+// Forming a - b first instead would lose up to ulp(a) (2^-24 rad at |a| ~ 2^29). Only Mul, Add,
+// Sub: bitwise identical on every target.
+
+#if defined(POSENC_LIB_KERNELS_REROTATE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POSENC_LIB_KERNELS_REROTATE_INL_H_
+#undef POSENC_LIB_KERNELS_REROTATE_INL_H_
+#else
+#define POSENC_LIB_KERNELS_REROTATE_INL_H_
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "lib/kernels/rerotate_plan.h"
+#include "lib/kernels/rope-inl.h"
+#include "lib/kernels/sincos-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc {
+namespace HWY_NAMESPACE {
+
+template <class D>
+HWY_INLINE void RerotateLanes(D d, double p_to, const double* HWY_RESTRICT w_to, double p_from,
+                              const double* HWY_RESTRICT w_from, double m, float* HWY_RESTRICT cos,
+                              float* HWY_RESTRICT sin) {
+  const hn::Rebind<float, D> df;
+  hn::Vec<D> ca, sa, cb, sb;
+  CosSinF64(d, hn::Mul(hn::Set(d, p_to), hn::LoadU(d, w_to)), ca, sa);
+  CosSinF64(d, hn::Mul(hn::Set(d, p_from), hn::LoadU(d, w_from)), cb, sb);
+  const auto c = hn::Add(hn::Mul(ca, cb), hn::Mul(sa, sb));
+  const auto s = hn::Sub(hn::Mul(sa, cb), hn::Mul(ca, sb));
+  const auto vm = hn::Set(d, m);
+  hn::StoreU(DemoteF64ToF32(d, hn::Mul(c, vm)), df, cos);
+  hn::StoreU(DemoteF64ToF32(d, hn::Mul(s, vm)), df, sin);
+}
+
+template <class T, bool kF64, bool kInterleaved>
+void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end) {
+  const kernels::RopePlan& plan = rp.rope;
+  const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
+  const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
+  constexpr size_t kStackPairs = 512;
+  HWY_ALIGN float stack[2 * kStackPairs];
+  hwy::AlignedFreeUniquePtr<float[]> heap;
+  float* row = stack;
+  if (half > kStackPairs) {
+    heap = hwy::AllocateAligned<float>(2 * half);
+    row = heap.get();
+  }
+  const hn::ScalableTag<double> d;
+  const hn::CappedTag<double, 1> d1;
+  const size_t N = hn::Lanes(d);
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t b = t / plan.seq;
+    const int64_t s = t % plan.seq;
+    const double p_to = static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq));
+    const double p_from =
+        static_cast<double>(kernels::PositionOf(rp.from_positions, b, s, plan.seq));
+    size_t i = 0;
+    for (; i + N <= half; i += N) {
+      RerotateLanes(d, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i, plan.attention_factor,
+                    row + i, row + half + i);
+    }
+    for (; i < half; ++i) {
+      RerotateLanes(d1, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i,
+                    plan.attention_factor, row + i, row + half + i);
+    }
+    for (int n = 0; n < plan.num_io; ++n) {
+      const kernels::HeadsIO& io = plan.io[n];
+      const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
+      T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
+      const bool in_place = in == out;
+      for (int64_t h = 0; h < io.heads; ++h) {
+        const T* head_in = in + h * io.in_stride[2];
+        T* head_out = out + h * io.out_stride[2];
+        RotateHeadT<T, kF64, kInterleaved, false>(head_in, row, row + half, half, head_out);
+        if (!in_place && tail != 0) {
+          std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void RerotateTokens(const kernels::RerotatePlan& rp, int64_t begin, int64_t end) {
+  const bool f64 = std::is_same_v<T, float> && rp.rope.f64_arithmetic;
+  if (rp.rope.interleaved) {
+    if (f64) return RerotateTokensT<T, true, true>(rp, begin, end);
+    return RerotateTokensT<T, false, true>(rp, begin, end);
+  }
+  if (f64) return RerotateTokensT<T, true, false>(rp, begin, end);
+  return RerotateTokensT<T, false, false>(rp, begin, end);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace posenc
+HWY_AFTER_NAMESPACE();
+
+#endif  // POSENC_LIB_KERNELS_REROTATE_INL_H_
