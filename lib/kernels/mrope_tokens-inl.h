@@ -87,6 +87,9 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     }
   }
   const uint8_t* pair_stream = plan.pair_stream;
+  // The rows RotateHeadT reads (widened to double for kF64 f32 heads, pair rows when interleaved).
+  using Row = RowOf<T, kF64>;
+  RotationRowScratch<T, kF64> rows(half);
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
     const int64_t s = t % plan.seq;
@@ -125,6 +128,9 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
         }
       }
     }
+    const Row* row_cos;
+    const Row* row_sin;
+    RotationRows<T, kF64, kInterleaved, kInverse>(cos, sin, half, rows.get(), row_cos, row_sin);
     for (int i = 0; i < plan.num_io; ++i) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
@@ -133,7 +139,7 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       for (int64_t h = 0; h < io.heads; ++h) {
         const T* head_in = in + h * io.in_stride[2];
         T* head_out = out + h * io.out_stride[2];
-        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, row_cos, row_sin, half, head_out);
         if (!in_place && tail != 0) {
           std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
         }

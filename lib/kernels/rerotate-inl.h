@@ -56,6 +56,9 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
     heap = hwy::AllocateAligned<float>(2 * half);
     row = heap.get();
   }
+  // The rows RotateHeadT reads (widened to double for kF64 f32 heads, pair rows when interleaved).
+  using Row = RowOf<T, kF64>;
+  RotationRowScratch<T, kF64> rows(half);
   const hn::ScalableTag<double> d;
   const hn::CappedTag<double, 1> d1;
   const size_t N = hn::Lanes(d);
@@ -74,6 +77,9 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
       RerotateLanes(d1, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i,
                     plan.attention_factor, row + i, row + half + i);
     }
+    const Row* row_cos;
+    const Row* row_sin;
+    RotationRows<T, kF64, kInterleaved, false>(row, row + half, half, rows.get(), row_cos, row_sin);
     for (int n = 0; n < plan.num_io; ++n) {
       const kernels::HeadsIO& io = plan.io[n];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
@@ -82,7 +88,7 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
       for (int64_t h = 0; h < io.heads; ++h) {
         const T* head_in = in + h * io.in_stride[2];
         T* head_out = out + h * io.out_stride[2];
-        RotateHeadT<T, kF64, kInterleaved, false>(head_in, row, row + half, half, head_out);
+        RotateHeadT<T, kF64, kInterleaved, false>(head_in, row_cos, row_sin, half, head_out);
         if (!in_place && tail != 0) {
           std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
         }

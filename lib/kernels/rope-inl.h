@@ -55,6 +55,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "lib/kernels/convert-inl.h"
 #include "lib/kernels/half-inl.h"
@@ -379,6 +380,30 @@ HWY_INLINE void RotationRows(const float* HWY_RESTRICT cos, const float* HWY_RES
     row_sin = sin;
   }
 }
+// The scratch RotationRows needs for up to `half` pairs (4 * half values of RowOf<T, kF64>): on
+// the stack up to kStackPairs pairs (every model we know), else on the heap, so a decode step pays
+// no allocation. For kernels that produce their own cos/sin rows (M-RoPE, re-rotation).
+template <class T, bool kF64>
+class RotationRowScratch {
+ public:
+  using Row = RowOf<T, kF64>;
+  static constexpr size_t kStackPairs = 512;
+  explicit RotationRowScratch(size_t half) {
+    if (half > kStackPairs) {
+      heap_ = hwy::AllocateAligned<Row>(4 * half);
+      rows_ = heap_.get();
+    }
+  }
+  RotationRowScratch(const RotationRowScratch&) = delete;
+  RotationRowScratch& operator=(const RotationRowScratch&) = delete;
+  Row* get() { return rows_; }
+
+ private:
+  HWY_ALIGN Row stack_[4 * kStackPairs];
+  hwy::AlignedFreeUniquePtr<Row[]> heap_;
+  Row* rows_ = stack_;
+};
+
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
 HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
                             const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, T* out) {
