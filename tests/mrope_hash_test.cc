@@ -15,6 +15,7 @@
 #include "posenc/rope.h"
 #include "posenc/shift.h"
 #include "posenc/vision.h"
+#include "tests/hash_util.h"
 
 namespace posenc {
 namespace {
@@ -23,26 +24,8 @@ namespace {
 // clang builds, aarch64 by tools/cross_test.sh.
 constexpr uint64_t kExpectedHash = 0xbba6104ff83e6412ULL;
 
-struct Hasher {
-  uint64_t h = 1469598103934665603ULL;
-  void Add(const void* data, size_t bytes) {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < bytes; ++i) {
-      h ^= p[i];
-      h *= 1099511628211ULL;
-    }
-  }
-};
-
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(static_cast<int32_t>(s >> 8) - (1 << 23)) * (1.0f / (1 << 21));
-  }
-  return v;
-}
+using test::Hasher;
+using test::Values;
 
 uint64_t BatteryHash() {
   Hasher hash;
