@@ -163,9 +163,14 @@ POSENC_API void posenc_shift_params_init(posenc_shift_params* params);
 POSENC_API posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_out,
                                            const posenc_shift_params* params);
 
-/* 2-D vision RoPE (posenc/vision.h): Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision towers and
- * Pixtral; (row, col) per patch [batch, patches, 2] in rows_cols64 or rows_cols32 (one set). */
-typedef enum posenc_vision_kind { POSENC_VISION_QWEN_VL = 0, POSENC_VISION_PIXTRAL = 1 } posenc_vision_kind;
+/* 2-D vision RoPE (posenc/vision.h): Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision towers, Pixtral
+ * and Llama 4; (row, col) per patch [batch, patches, 2] in rows_cols64 or rows_cols32 (one set).
+ * LLAMA4: interleaved pairs, angles (col + 1) and (row + 1); the CLS token is (-1, -1). */
+typedef enum posenc_vision_kind {
+  POSENC_VISION_QWEN_VL = 0,
+  POSENC_VISION_PIXTRAL = 1,
+  POSENC_VISION_LLAMA4 = 2
+} posenc_vision_kind;
 typedef struct posenc_vision_params {
   posenc_vision_kind kind;
   double theta;

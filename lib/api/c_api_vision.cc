@@ -8,6 +8,11 @@
 
 using posenc::capi::RawEnum;
 
+static_assert(static_cast<int>(posenc::VisionRopeKind::kQwenVL) == POSENC_VISION_QWEN_VL &&
+                  static_cast<int>(posenc::VisionRopeKind::kPixtral) == POSENC_VISION_PIXTRAL &&
+                  static_cast<int>(posenc::VisionRopeKind::kLlama4) == POSENC_VISION_LLAMA4,
+              "posenc_vision_kind mirrors posenc::VisionRopeKind");
+
 extern "C" {
 
 void posenc_vision_params_init(posenc_vision_params* p) {
@@ -26,7 +31,8 @@ posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tens
     using posenc::StatusCode;
     if (params == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
     const int kind = RawEnum(params->kind);
-    if (kind != POSENC_VISION_QWEN_VL && kind != POSENC_VISION_PIXTRAL) {
+    if (kind != POSENC_VISION_QWEN_VL && kind != POSENC_VISION_PIXTRAL &&
+        kind != POSENC_VISION_LLAMA4) {
       return Status(StatusCode::kInvalidArgument,
                     "params.kind = " + std::to_string(kind) + ": not a posenc_vision_kind");
     }
