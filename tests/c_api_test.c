@@ -339,6 +339,41 @@ static void test_sinusoidal(void) {
   CHECK_ERROR(posenc_sinusoidal_table_create(&p, 4, 16, NULL), POSENC_INVALID_ARGUMENT, "out is null");
 }
 
+/* Llama 4 vision RoPE: interleaved pairs, pair i < d/4 by (col + 1) w_i, pair d/4 + i by
+ * (row + 1) w_i, w_i = theta^(-4i/d); the CLS token (-1, -1) is left as it is. */
+static void test_vision_llama4(void) {
+  enum { P = 3, D = 8 };
+  const int64_t rc[P * 2] = {0, 0, 0, 1, -1, -1};
+  int64_t bad[P * 2] = {0, 0, 0, 1, -1, 0};
+  float q[P * D], out[P * D];
+  posenc_tensor tq, tout;
+  posenc_vision_params vp;
+  int p, i, ok = 1;
+  for (i = 0; i < P * D; ++i) q[i] = (float)((i * 7) % 11 - 5) * 0.5f;
+  for (i = 0; i < P * D; ++i) out[i] = -3.0f;
+  tq = posenc_tensor_bshd(q, POSENC_F32, 1, P, 1, D);
+  tout = posenc_tensor_bshd(out, POSENC_F32, 1, P, 1, D);
+  posenc_vision_params_init(&vp);
+  vp.kind = POSENC_VISION_LLAMA4;
+  vp.rows_cols64 = bad;
+  CHECK_ERROR(posenc_vision_rope_apply(&tq, &tout, NULL, NULL, &vp), POSENC_INVALID_ARGUMENT,
+              "rows_cols64[0, 2] = (-1, 0)");
+  CHECK(all_equal(out, P * D, -3.0f));
+  vp.rows_cols64 = rc;
+  CHECK(posenc_vision_rope_apply(&tq, &tout, NULL, NULL, &vp) == POSENC_OK);
+  for (p = 0; p < P; ++p) {
+    for (i = 0; i < D / 2; ++i) {
+      const double w = pow(10000.0, -4.0 * (i % (D / 4)) / D);
+      const double pos = i < D / 4 ? (double)(rc[2 * p + 1] + 1) : (double)(rc[2 * p] + 1);
+      const double x = q[p * D + 2 * i], y = q[p * D + 2 * i + 1], a = pos * w;
+      const double ex = x * cos(a) - y * sin(a), ey = x * sin(a) + y * cos(a);
+      if (fabs(out[p * D + 2 * i] - ex) > 1e-6 || fabs(out[p * D + 2 * i + 1] - ey) > 1e-6) ok = 0;
+    }
+  }
+  CHECK(ok);
+  CHECK(memcmp(out + 2 * D, q + 2 * D, D * sizeof(float)) == 0); /* CLS: angle 0 */
+}
+
 static void test_conversions_and_targets(void) {
   float f[3] = {1.0f, 65520.0f, -0.0f}, back[3];
   uint16_t h[3];
@@ -372,6 +407,7 @@ int main(void) {
   test_configs();
   test_models();
   test_sinusoidal();
+  test_vision_llama4();
   test_conversions_and_targets();
   printf("c_api_test: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

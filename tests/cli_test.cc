@@ -333,6 +333,59 @@ TEST(CliTest, VisionRopeGridAndPositions) {
   for (const std::string& f : {qp, pp}) std::remove(f.c_str());
 }
 
+// vision-rope --kind llama4 --grid (the CLS token last) and --kind qwen --window-size (Qwen2.5-VL's
+// window order) give the library's bits; mismatched flags exit 2 with no output.
+TEST(CliTest, VisionRopeLlama4AndWindowOrder) {
+  const std::string qp = TempPath("vis4_q.npy"), oq = TempPath("vis4_oq.npy");
+  struct Case {
+    std::string flags;
+    VisionRopeKind kind;
+    int64_t head_dim;
+    std::vector<int64_t> rc;
+  };
+  std::vector<int64_t> llama;
+  ASSERT_TRUE(VisionGridPositions(VisionRopeKind::kLlama4, 1, 4, 6, 1, &llama).ok());
+  VisionWindowOrder order;
+  ASSERT_TRUE(VisionWindowedGridPositions(1, 12, 10, 2, 56, 14, &order).ok());
+  const Case cases[2] = {{" --kind llama4 --grid 1,4,6", VisionRopeKind::kLlama4, 88, llama},
+                         {" --grid 1,12,10 --window-size 56", VisionRopeKind::kQwenVL, 80,
+                          order.rows_cols}};
+  for (const Case& c : cases) {
+    const int64_t patches = static_cast<int64_t>(c.rc.size() / 2), heads = 2;
+    const size_t n = static_cast<size_t>(patches * heads * c.head_dim);
+    npy::Array q{"<f4", {1, patches, heads, c.head_dim}, std::vector<unsigned char>(n * 4)};
+    test::FillNormal(q.as<float>(), n, 13);
+    std::vector<float> want(q.as<float>(), q.as<float>() + n);
+    RopeTensors t;
+    t.q = TensorBSHD(want.data(), 1, patches, heads, c.head_dim);
+    VisionRopeParams vp;
+    vp.kind = c.kind;
+    vp.rows_cols64 = c.rc.data();
+    ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
+    ASSERT_EQ(npy::Save(qp, q), "");
+    const Result r = RunCli("vision-rope --q " + qp + c.flags + " --out-q " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), n * 4)) << c.flags;
+    std::remove(oq.c_str());
+  }
+  // q has the windowed grid's 120 patches: a llama4 grid of 120 + 1 tokens does not fit it.
+  Result r = RunCli("vision-rope --q " + qp + " --kind llama4 --grid 1,10,12 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--grid gives 121 patches but --q has 120"), std::string::npos)
+      << r.output;
+  r = RunCli("vision-rope --q " + qp + " --kind llama4 --grid 1,12,10 --window-size 112 --out-q " +
+             oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--window-size: only with --kind qwen"), std::string::npos) << r.output;
+  r = RunCli("vision-rope --q " + qp + " --grid 1,12,10 --window-size 20 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("window_size = 20"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(oq));
+  std::remove(qp.c_str());
+}
+
 // freqs on models with several RoPE layer types, pair layouts, M-RoPE and NoPE layers.
 TEST(CliTest, FreqsLayerTypes) {
   const std::string gemma = kConfigs + "gemma-3-4b-it.json";

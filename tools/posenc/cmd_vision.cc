@@ -17,6 +17,8 @@ struct VisionArgs {
   std::string q, k, out_q, out_k, positions, kind = "qwen";
   std::vector<int64_t> grid;  // t,h,w
   int64_t merge = 2;
+  int64_t window_size = 0;  // qwen --grid: > 0 gives Qwen2.5-VL's window order
+  int64_t patch_size = 14;
   double theta = 10000.0;
 };
 
@@ -51,13 +53,26 @@ void RunVision(const VisionArgs& args) {
     t.k_out.data = out_k.bytes.data();
   }
   VisionRopeParams p;
-  p.kind = args.kind == "pixtral" ? VisionRopeKind::kPixtral : VisionRopeKind::kQwenVL;
+  p.kind = args.kind == "pixtral"  ? VisionRopeKind::kPixtral
+           : args.kind == "llama4" ? VisionRopeKind::kLlama4
+                                   : VisionRopeKind::kQwenVL;
   p.theta = args.theta;
   std::vector<int64_t> rc;
+  if (args.window_size != 0 && (p.kind != VisionRopeKind::kQwenVL || args.grid.empty())) {
+    throw UsageError("--window-size: only with --kind qwen and --grid (Qwen2.5-VL window order)");
+  }
   if (!args.grid.empty()) {
     if (args.grid.size() != 3) throw UsageError("--grid: needs three values T,H,W");
-    const Status st = VisionGridPositions(p.kind, args.grid[0], args.grid[1], args.grid[2],
-                                          p.kind == VisionRopeKind::kPixtral ? 1 : args.merge, &rc);
+    Status st;
+    if (args.window_size != 0) {
+      VisionWindowOrder order;
+      st = VisionWindowedGridPositions(args.grid[0], args.grid[1], args.grid[2], args.merge,
+                                       args.window_size, args.patch_size, &order);
+      rc = std::move(order.rows_cols);
+    } else {
+      st = VisionGridPositions(p.kind, args.grid[0], args.grid[1], args.grid[2],
+                               p.kind == VisionRopeKind::kQwenVL ? args.merge : 1, &rc);
+    }
     if (!st.ok()) throw UsageError(st.message());
     if (static_cast<int64_t>(rc.size() / 2) != q.shape[1]) {
       throw UsageError("--grid gives " + std::to_string(rc.size() / 2) + " patches but --q has " +
@@ -91,16 +106,24 @@ void AddVisionRope(CLI::App& app) {
   auto args = std::make_shared<VisionArgs>();
   CLI::App* cmd = app.add_subcommand(
       "vision-rope",
-      "2-D vision RoPE (Qwen-VL towers, Pixtral) on f32 .npy [batch, patches, heads, head_dim]");
+      "2-D vision RoPE (Qwen-VL towers, Pixtral, Llama 4) on f32 .npy [batch, patches, heads, "
+      "head_dim]");
   cmd->add_option("--q", args->q, "q tensor (.npy)")->required();
   cmd->add_option("--k", args->k, "k tensor (.npy)");
-  cmd->add_option("--kind", args->kind, "qwen (Qwen2/2.5/3-VL vision) or pixtral")
-      ->check(CLI::IsMember({"qwen", "pixtral"}));
+  cmd->add_option("--kind", args->kind,
+                  "qwen (Qwen2/2.5/3-VL vision), pixtral or llama4 (CLS token: (-1, -1))")
+      ->check(CLI::IsMember({"qwen", "pixtral", "llama4"}));
   cmd->add_option("--theta", args->theta, "rope theta (default 10000)");
   cmd->add_option("--positions", args->positions,
                   "(row, col) per patch [batch, patches, 2] (int32/int64)");
-  cmd->add_option("--grid", args->grid, "T,H,W patches (HF's patch order)")->delimiter(',');
+  cmd->add_option("--grid", args->grid,
+                  "T,H,W patches (HF's patch order; llama4: 1,H,W and the CLS token last)")
+      ->delimiter(',');
   cmd->add_option("--merge", args->merge, "spatial_merge_size for qwen --grid (default 2)");
+  cmd->add_option("--window-size", args->window_size,
+                  "qwen --grid in Qwen2.5-VL's window order (window_size, e.g. 112; default 0: "
+                  "rot_pos_emb order)");
+  cmd->add_option("--patch-size", args->patch_size, "patch_size for --window-size (default 14)");
   cmd->add_option("--out-q", args->out_q, "output for q (.npy)")->required();
   cmd->add_option("--out-k", args->out_k, "output for k (.npy)");
   cmd->callback([args] { RunVision(*args); });
