@@ -374,6 +374,38 @@ static void test_vision_llama4(void) {
   CHECK(memcmp(out + 2 * D, q + 2 * D, D * sizeof(float)) == 0); /* CLS: angle 0 */
 }
 
+/* Grid positions and Qwen2.5-VL's window order. Grid (1, 4, 6), merge 2, window 56 / 2 / 14 = 2
+ * units: HF's get_window_index gives windows {0, 1, 3, 4} and {2, 5} of the 2 x 3 units, that
+ * is cu_window_seqlens [0, 16, 24]. */
+static void test_vision_orders(void) {
+  int64_t rc[2 * 24], idx[6], cu[3], n = -1, nw = -1, i;
+  const int64_t want_idx[6] = {0, 1, 3, 4, 2, 5};
+  const int64_t unit3[8] = {2, 0, 2, 1, 3, 0, 3, 1}; /* (row, col) of unit 3, window-order slot 2 */
+  CHECK(posenc_vision_grid_positions(POSENC_VISION_LLAMA4, 1, 3, 4, 1, NULL, 0, &n) == POSENC_OK);
+  CHECK(n == 13);
+  CHECK_ERROR(posenc_vision_grid_positions(POSENC_VISION_LLAMA4, 1, 3, 4, 1, rc, 12, &n),
+              POSENC_INVALID_ARGUMENT, "capacity_pairs = 12: needs 13 pairs");
+  CHECK(posenc_vision_grid_positions(POSENC_VISION_LLAMA4, 1, 3, 4, 1, rc, 24, &n) == POSENC_OK);
+  CHECK(rc[0] == 0 && rc[1] == 0 && rc[2] == 0 && rc[3] == 1 && rc[22] == 2 && rc[23] == 3);
+  CHECK(rc[24] == -1 && rc[25] == -1); /* the CLS token */
+  CHECK_ERROR(posenc_vision_grid_positions((posenc_vision_kind)7, 1, 3, 4, 1, rc, 24, &n),
+              POSENC_INVALID_ARGUMENT, "kind = 7");
+  CHECK(posenc_vision_window_order(1, 4, 6, 2, 56, 14, NULL, NULL, NULL, 0, &nw) == POSENC_OK);
+  CHECK(nw == 2);
+  cu[2] = -5;
+  CHECK_ERROR(posenc_vision_window_order(1, 4, 6, 2, 56, 14, rc, idx, cu, 2, &nw),
+              POSENC_INVALID_ARGUMENT, "cu_capacity = 2: needs num_windows + 1 = 3");
+  CHECK(cu[2] == -5);
+  CHECK(posenc_vision_window_order(1, 4, 6, 2, 56, 14, rc, idx, cu, 3, &nw) == POSENC_OK);
+  CHECK(memcmp(idx, want_idx, sizeof(want_idx)) == 0);
+  CHECK(cu[0] == 0 && cu[1] == 16 && cu[2] == 24);
+  for (i = 0; i < 8; ++i) CHECK(rc[16 + i] == unit3[i]);
+  CHECK_ERROR(posenc_vision_window_order(1, 4, 6, 2, 20, 14, rc, idx, cu, 3, &nw),
+              POSENC_INVALID_ARGUMENT, "window_size = 20");
+  CHECK_ERROR(posenc_vision_window_order(1, 4, 6, 2, 56, 14, rc, idx, cu, 3, NULL),
+              POSENC_INVALID_ARGUMENT, "num_windows is null");
+}
+
 static void test_conversions_and_targets(void) {
   float f[3] = {1.0f, 65520.0f, -0.0f}, back[3];
   uint16_t h[3];
@@ -408,6 +440,7 @@ int main(void) {
   test_models();
   test_sinusoidal();
   test_vision_llama4();
+  test_vision_orders();
   test_conversions_and_targets();
   printf("c_api_test: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

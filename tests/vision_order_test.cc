@@ -148,26 +148,28 @@ TEST(VisionRopeHfTest, Llama4MatchesPortedHf) {
       for (const auto& v : row) x.push_back(static_cast<float>(v.get<double>()));
     ASSERT_EQ(x.size(), static_cast<size_t>(n * d));
     for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], c["x"][i / d][i % d].get<double>());
-    std::vector<float> out(x.size());
-    RopeTensors t;
-    t.q = TensorBSHD(x.data(), 1, n, 1, d);
-    t.q_out = TensorBSHD(out.data(), 1, n, 1, d);
-    VisionRopeParams vp;
-    vp.kind = VisionRopeKind::kLlama4;
-    vp.theta = c["theta"];
-    vp.rows_cols64 = rc.data();
-    ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
-    double worst = 0;  // in units of 2^-21 * M
-    for (int64_t p = 0; p < n; ++p)
-      for (int64_t i = 0; i < half; ++i) {
-        const size_t at = static_cast<size_t>(p * d + 2 * i);
-        const double m = std::max(std::fabs(x[at]), std::fabs(x[at + 1]));
-        for (size_t e : {at, at + 1}) {
-          const double hf = c["out"][p][e - static_cast<size_t>(p * d)].get<double>();
-          worst = std::max(worst, std::fabs(out[e] - hf) / (std::ldexp(1.0, -21) * m));
+    for (bool ref : {false, true}) {  // the library and posenc::reference
+      std::vector<float> out(x.size());
+      RopeTensors t;
+      t.q = TensorBSHD(x.data(), 1, n, 1, d);
+      t.q_out = TensorBSHD(out.data(), 1, n, 1, d);
+      VisionRopeParams vp;
+      vp.kind = VisionRopeKind::kLlama4;
+      vp.theta = c["theta"];
+      vp.rows_cols64 = rc.data();
+      ASSERT_TRUE((ref ? reference::ApplyVisionRope(t, vp) : ApplyVisionRope(t, vp)).ok());
+      double worst = 0;  // in units of 2^-21 * M
+      for (int64_t p = 0; p < n; ++p)
+        for (int64_t i = 0; i < half; ++i) {
+          const size_t at = static_cast<size_t>(p * d + 2 * i);
+          const double m = std::max(std::fabs(x[at]), std::fabs(x[at + 1]));
+          for (size_t e : {at, at + 1}) {
+            const double hf = c["out"][p][e - static_cast<size_t>(p * d)].get<double>();
+            worst = std::max(worst, std::fabs(out[e] - hf) / (std::ldexp(1.0, -21) * m));
+          }
         }
-      }
-    EXPECT_LE(worst, 1.0);
+      EXPECT_LE(worst, 1.0) << ref;
+    }
   }
   EXPECT_EQ(cases, 2);
   EXPECT_EQ(with_out, 1);

@@ -235,8 +235,11 @@ HWY_NOINLINE void TestVisionStridedAllTypes() {
                   inside[static_cast<size_t>(1 + b * written.strides[0] + p * written.strides[1] +
                                              h * written.strides[2] + j)] = 1;
           bool untouched = true;
-          for (size_t e = 0; e < inside.size(); ++e)
-            if (!inside[e] && std::memcmp(&now[e * es], &before[e * es], es) != 0) untouched = false;
+          for (size_t e = 0; e < inside.size(); ++e) {
+            if (!inside[e] && std::memcmp(&now[e * es], &before[e * es], es) != 0) {
+              untouched = false;
+            }
+          }
           EXPECT_TRUE(untouched) << DTypeName(dt) << " side " << side;
           if (!in_place) {
             EXPECT_EQ(sides[side].in, side == 0 ? q_in0 : k_in0);

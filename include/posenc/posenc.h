@@ -185,6 +185,23 @@ POSENC_API void posenc_vision_params_init(posenc_vision_params* params);
 POSENC_API posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
                                                   const posenc_tensor* k, const posenc_tensor* k_out,
                                                   const posenc_vision_params* params);
+/* (row, col) per patch in HF's order (posenc::VisionGridPositions; LLAMA4: h * w patches and the
+ * CLS token last). *num_patches receives the count; rows_cols (capacity_pairs pairs) may be NULL
+ * to only count. A capacity below the count fails and writes nothing. */
+POSENC_API posenc_status posenc_vision_grid_positions(posenc_vision_kind kind, int64_t t, int64_t h,
+                                                      int64_t w, int64_t spatial_merge_size,
+                                                      int64_t* rows_cols, int64_t capacity_pairs,
+                                                      int64_t* num_patches);
+/* Qwen2.5-VL's window order (posenc::VisionWindowedGridPositions): rows_cols [t*h*w, 2] and
+ * window_index [t*h*w / merge^2] (sizes fixed by the grid; either may be NULL), and
+ * cu_window_seqlens [*num_windows + 1] (cu_capacity values; NULL to only count). num_windows
+ * must be set; a cu_capacity below *num_windows + 1 fails and writes nothing. */
+POSENC_API posenc_status posenc_vision_window_order(int64_t t, int64_t h, int64_t w,
+                                                    int64_t spatial_merge_size, int64_t window_size,
+                                                    int64_t patch_size, int64_t* rows_cols,
+                                                    int64_t* window_index,
+                                                    int64_t* cu_window_seqlens,
+                                                    int64_t cu_capacity, int64_t* num_windows);
 
 /* f32 cos/sin rows for positions [0, max_positions). inv_freq NULL: from base. */
 POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double base,

@@ -1,6 +1,7 @@
 // C API: posenc_vision_rope_apply (posenc/vision.h).
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "lib/api/c_api_internal.h"
 #include "posenc/posenc.h"
@@ -50,6 +51,65 @@ posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tens
     vp.inverse = params->inverse != 0;
     vp.exec.max_threads = params->max_threads;
     return posenc::ApplyVisionRope(t, vp);
+  });
+}
+
+posenc_status posenc_vision_grid_positions(posenc_vision_kind kind, int64_t t, int64_t h, int64_t w,
+                                           int64_t spatial_merge_size, int64_t* rows_cols,
+                                           int64_t capacity_pairs, int64_t* num_patches) {
+  return posenc::capi::Guard([&] {
+    using posenc::Status;
+    using posenc::StatusCode;
+    if (num_patches == nullptr) return Status(StatusCode::kInvalidArgument, "num_patches is null");
+    std::vector<int64_t> rc;
+    // An out-of-range kind is named by VisionGridPositions ("kind = 7: ...").
+    const auto k = static_cast<posenc::VisionRopeKind>(RawEnum(kind));
+    Status st = posenc::VisionGridPositions(k, t, h, w, spatial_merge_size, &rc);
+    if (!st.ok()) return st;
+    const int64_t n = static_cast<int64_t>(rc.size() / 2);
+    if (rows_cols != nullptr && capacity_pairs < n) {
+      return Status(StatusCode::kInvalidArgument, "capacity_pairs = " +
+                                                      std::to_string(capacity_pairs) +
+                                                      ": needs " + std::to_string(n) + " pairs");
+    }
+    if (rows_cols != nullptr) std::memcpy(rows_cols, rc.data(), rc.size() * sizeof(int64_t));
+    *num_patches = n;
+    return Status::Ok();
+  });
+}
+
+posenc_status posenc_vision_window_order(int64_t t, int64_t h, int64_t w,
+                                         int64_t spatial_merge_size, int64_t window_size,
+                                         int64_t patch_size,
+                                         int64_t* rows_cols, int64_t* window_index,
+                                         int64_t* cu_window_seqlens, int64_t cu_capacity,
+                                         int64_t* num_windows) {
+  return posenc::capi::Guard([&] {
+    using posenc::Status;
+    using posenc::StatusCode;
+    if (num_windows == nullptr) return Status(StatusCode::kInvalidArgument, "num_windows is null");
+    posenc::VisionWindowOrder o;
+    Status st = posenc::VisionWindowedGridPositions(t, h, w, spatial_merge_size, window_size,
+                                                    patch_size, &o);
+    if (!st.ok()) return st;
+    const int64_t cu = static_cast<int64_t>(o.cu_window_seqlens.size());
+    if (cu_window_seqlens != nullptr && cu_capacity < cu) {
+      return Status(StatusCode::kInvalidArgument, "cu_capacity = " + std::to_string(cu_capacity) +
+                                                      ": needs num_windows + 1 = " +
+                                                      std::to_string(cu));
+    }
+    if (rows_cols != nullptr) {
+      std::memcpy(rows_cols, o.rows_cols.data(), o.rows_cols.size() * sizeof(int64_t));
+    }
+    if (window_index != nullptr) {
+      std::memcpy(window_index, o.window_index.data(), o.window_index.size() * sizeof(int64_t));
+    }
+    if (cu_window_seqlens != nullptr) {
+      std::memcpy(cu_window_seqlens, o.cu_window_seqlens.data(),
+                  o.cu_window_seqlens.size() * sizeof(int64_t));
+    }
+    *num_windows = cu - 1;
+    return Status::Ok();
   });
 }
 
