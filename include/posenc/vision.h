@@ -13,8 +13,9 @@
 //            pair i < d/4: (col + 1) * w_i; pair d/4 + i: (row + 1) * w_i (x = column first).
 //            The CLS token, which HF appends after the patches with id -2 and masks to angle 0,
 //            is the position (row, col) = (-1, -1): the same formula gives it angle 0, so no
-//            special case reaches the kernels (rotation by 0 is the identity: cos 1, sin 0,
-//            x*1 - y*0 = x exactly). Other positions must have row, col >= 0; a mixed (-1, c)
+//            special case reaches the kernels (rotation by 0: cos 1, sin 0, so the token's
+//            values come back unchanged, up to the sign of a zero (x - y*0 with x = -0) and
+//            NaN canonicalisation). Other positions must have row, col >= 0; a mixed (-1, c)
 //            is rejected, as HF never makes one.
 // This is M-RoPE with two streams, sections [d/4, d/4] and the frequencies above (streams
 // (row, col); kLlama4: (col + 1, row + 1), interleaved pairs): ApplyVisionRope runs exactly that
