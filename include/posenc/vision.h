@@ -24,6 +24,7 @@
 #define POSENC_VISION_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "posenc/export.h"
@@ -93,6 +94,24 @@ struct VisionWindowOrder {
 POSENC_API Status VisionWindowedGridPositions(int64_t t, int64_t h, int64_t w,
                                               int64_t spatial_merge_size, int64_t window_size,
                                               int64_t patch_size, VisionWindowOrder* out);
+
+// What a multimodal model's config.json says about its vision tower's RoPE (LoadHfVisionConfig).
+struct VisionRopeConfig {
+  VisionRopeKind kind = VisionRopeKind::kQwenVL;
+  double theta = 10000.0;          // VisionRopeParams::theta
+  int64_t head_dim = 0;            // the tower's attention head dim (= the tensors' head_dim)
+  int64_t num_heads = 0;           // its attention heads
+  int64_t patch_size = 0;          // pixels per patch side
+  int64_t spatial_merge_size = 1;  // Qwen-VL: merge x merge patches per LLM token (1: none)
+  int64_t window_size = 0;         // Qwen2.5-VL window attention, pixels (0: none)
+  int64_t image_size = 0;          // Pixtral: largest image side; Llama 4: the image side (0: none)
+};
+// The vision tower of a Hugging Face config.json: model_type qwen2_vl, qwen2_5_vl, qwen3_vl,
+// qwen3_vl_moe (vision_config; theta 10000, fixed by HF), mistral3 / llava with a pixtral
+// vision_config, pixtral, llama4 (vision_config) or llama4_vision_model. Absent keys take the HF
+// config class's defaults. Errors name the key (with its path) and the value; *out is unchanged.
+POSENC_API Status ParseHfVisionConfig(const std::string& json_text, VisionRopeConfig* out);
+POSENC_API Status LoadHfVisionConfig(const std::string& path, VisionRopeConfig* out);
 
 namespace reference {
 // The same in double (reference::ApplyRope of the equivalent M-RoPE call).
