@@ -433,6 +433,30 @@ static void test_conversions_and_targets(void) {
   CHECK(strlen(posenc_chosen_target()) > 0);
 }
 
+/* The vision tower's RoPE from a config (posenc_vision_config_parse / _load); errors leave *out. */
+static void test_vision_config(void) {
+  posenc_vision_config c;
+  memset(&c, 0, sizeof(c));
+  CHECK(posenc_vision_config_parse("{\"model_type\": \"qwen2_5_vl\", \"vision_config\": "
+                                   "{\"hidden_size\": 1280, \"num_heads\": 16}}",
+                                   &c) == POSENC_OK);
+  CHECK(c.kind == POSENC_VISION_QWEN_VL && c.head_dim == 80 && c.num_heads == 16);
+  CHECK(c.window_size == 112 && c.spatial_merge_size == 2 && c.patch_size == 14 && c.theta == 10000.0);
+  CHECK(posenc_vision_config_parse("{\"model_type\": \"llama4\", \"vision_config\": "
+                                   "{\"hidden_size\": 1408, \"rope_theta\": 500}}",
+                                   &c) == POSENC_OK);
+  CHECK(c.kind == POSENC_VISION_LLAMA4 && c.head_dim == 88 && c.theta == 500.0 && c.image_size == 448);
+  c.head_dim = -3;
+  CHECK_ERROR(posenc_vision_config_parse("{\"model_type\": \"gemma\"}", &c), POSENC_INVALID_ARGUMENT,
+              "model_type = \"gemma\"");
+  CHECK(c.head_dim == -3);
+  CHECK_ERROR(posenc_vision_config_parse(NULL, &c), POSENC_INVALID_ARGUMENT, "json_text is null");
+  CHECK_ERROR(posenc_vision_config_parse("{}", NULL), POSENC_INVALID_ARGUMENT, "out is null");
+  CHECK_ERROR(posenc_vision_config_load("/no/such/config.json", &c), POSENC_INVALID_ARGUMENT,
+              "cannot open");
+  CHECK(c.head_dim == -3);
+}
+
 int main(void) {
   test_rope();
   test_tables_and_caches();
@@ -441,6 +465,7 @@ int main(void) {
   test_sinusoidal();
   test_vision_llama4();
   test_vision_orders();
+  test_vision_config();
   test_conversions_and_targets();
   printf("c_api_test: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -386,6 +386,54 @@ TEST(CliTest, VisionRopeLlama4AndWindowOrder) {
   std::remove(qp.c_str());
 }
 
+// vision-rope --config: the model's vision tower (Qwen2.5-VL: its window order with --grid;
+// Llama 4: its kind) gives the library's bits; a q whose head_dim is not the tower's exits 2.
+TEST(CliTest, VisionRopeFromConfig) {
+  const std::string qp = TempPath("visc_q.npy"), oq = TempPath("visc_oq.npy");
+  VisionWindowOrder order;
+  ASSERT_TRUE(VisionWindowedGridPositions(1, 12, 10, 2, 112, 14, &order).ok());
+  std::vector<int64_t> llama;
+  ASSERT_TRUE(VisionGridPositions(VisionRopeKind::kLlama4, 1, 4, 6, 1, &llama).ok());
+  struct Case {
+    std::string config, grid;
+    VisionRopeKind kind;
+    int64_t head_dim;
+    std::vector<int64_t> rc;
+  };
+  const Case cases[2] = {
+      {"qwen2.5-vl-7b-instruct.json", "1,12,10", VisionRopeKind::kQwenVL, 80, order.rows_cols},
+      {"llama-4-scout-17b-16e.json", "1,4,6", VisionRopeKind::kLlama4, 88, llama}};
+  for (const Case& c : cases) {
+    const int64_t patches = static_cast<int64_t>(c.rc.size() / 2), heads = 3;
+    const size_t n = static_cast<size_t>(patches * heads * c.head_dim);
+    npy::Array q{"<f4", {1, patches, heads, c.head_dim}, std::vector<unsigned char>(n * 4)};
+    test::FillNormal(q.as<float>(), n, 14);
+    std::vector<float> want(q.as<float>(), q.as<float>() + n);
+    RopeTensors t;
+    t.q = TensorBSHD(want.data(), 1, patches, heads, c.head_dim);
+    VisionRopeParams vp;
+    vp.kind = c.kind;
+    vp.rows_cols64 = c.rc.data();
+    ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
+    ASSERT_EQ(npy::Save(qp, q), "");
+    const Result r = RunCli("vision-rope --q " + qp + " --config " + kConfigs + c.config +
+                            " --grid " + c.grid + " --out-q " + oq);
+    ASSERT_EQ(r.code, 0) << r.output;
+    npy::Array got;
+    ASSERT_EQ(npy::Load(oq, &got), "");
+    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), n * 4)) << c.config;
+    std::remove(oq.c_str());
+  }
+  // q now has head_dim 88; Mistral Small 3.1's Pixtral tower has 64.
+  const Result r = RunCli("vision-rope --q " + qp + " --config " + kConfigs +
+                          "mistral-small-3.1-24b.json --grid 1,5,5 --out-q " + oq);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("the vision tower's head_dim is 64 but --q has head_dim 88"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(Exists(oq));
+  std::remove(qp.c_str());
+}
+
 // freqs on models with several RoPE layer types, pair layouts, M-RoPE and NoPE layers.
 TEST(CliTest, FreqsLayerTypes) {
   const std::string gemma = kConfigs + "gemma-3-4b-it.json";

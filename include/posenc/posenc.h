@@ -203,6 +203,23 @@ POSENC_API posenc_status posenc_vision_window_order(int64_t t, int64_t h, int64_
                                                     int64_t* cu_window_seqlens,
                                                     int64_t cu_capacity, int64_t* num_windows);
 
+/* The vision tower's RoPE of a multimodal model's config.json (posenc::LoadHfVisionConfig):
+ * Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Pixtral / Mistral 3 / LLaVA-Pixtral, Llama 4. On failure *out
+ * is unchanged. */
+typedef struct posenc_vision_config {
+  posenc_vision_kind kind;
+  double theta;
+  int64_t head_dim;
+  int64_t num_heads;
+  int64_t patch_size;
+  int64_t spatial_merge_size; /* 1: none */
+  int64_t window_size;        /* Qwen2.5-VL window attention in pixels; 0: none */
+  int64_t image_size;         /* Pixtral: largest side; Llama 4: the side; 0: not given */
+} posenc_vision_config;
+POSENC_API posenc_status posenc_vision_config_load(const char* path, posenc_vision_config* out);
+POSENC_API posenc_status posenc_vision_config_parse(const char* json_text,
+                                                    posenc_vision_config* out);
+
 /* f32 cos/sin rows for positions [0, max_positions). inv_freq NULL: from base. */
 POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double base,
                                                   const double* inv_freq, int64_t inv_freq_len,

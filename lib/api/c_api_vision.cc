@@ -114,3 +114,42 @@ posenc_status posenc_vision_window_order(int64_t t, int64_t h, int64_t w,
 }
 
 }  // extern "C"
+
+namespace {
+
+posenc_status VisionConfig(const char* text, const char* name,
+                           posenc::Status (*read)(const std::string&, posenc::VisionRopeConfig*),
+                           posenc_vision_config* out) {
+  return posenc::capi::Guard([&] {
+    using posenc::Status;
+    using posenc::StatusCode;
+    if (text == nullptr) return Status(StatusCode::kInvalidArgument, std::string(name) + " is null");
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    posenc::VisionRopeConfig c;
+    Status st = read(text, &c);
+    if (!st.ok()) return st;
+    out->kind = static_cast<posenc_vision_kind>(static_cast<int>(c.kind));
+    out->theta = c.theta;
+    out->head_dim = c.head_dim;
+    out->num_heads = c.num_heads;
+    out->patch_size = c.patch_size;
+    out->spatial_merge_size = c.spatial_merge_size;
+    out->window_size = c.window_size;
+    out->image_size = c.image_size;
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+posenc_status posenc_vision_config_load(const char* path, posenc_vision_config* out) {
+  return VisionConfig(path, "path", posenc::LoadHfVisionConfig, out);
+}
+
+posenc_status posenc_vision_config_parse(const char* json_text, posenc_vision_config* out) {
+  return VisionConfig(json_text, "json_text", posenc::ParseHfVisionConfig, out);
+}
+
+}  // extern "C"

@@ -20,7 +20,31 @@ struct VisionArgs {
   int64_t window_size = 0;  // qwen --grid: > 0 gives Qwen2.5-VL's window order
   int64_t patch_size = 14;
   double theta = 10000.0;
+  std::string config;  // a config.json: kind, theta, merge, window and patch size from it
+  bool kind_given = false, theta_given = false, merge_given = false, window_given = false,
+       patch_given = false;
 };
+
+// --config's vision tower, for the flags the command line does not give.
+void ApplyConfig(VisionArgs* args, int64_t head_dim) {
+  VisionRopeConfig c;
+  const Status st = LoadHfVisionConfig(args->config, &c);
+  if (!st.ok()) throw UsageError("--config " + st.message());
+  if (c.head_dim != head_dim) {
+    throw UsageError("--config " + args->config + ": the vision tower's head_dim is " +
+                     std::to_string(c.head_dim) + " but --q has head_dim " + std::to_string(head_dim));
+  }
+  if (!args->kind_given) {
+    args->kind = c.kind == VisionRopeKind::kPixtral  ? "pixtral"
+                 : c.kind == VisionRopeKind::kLlama4 ? "llama4"
+                                                     : "qwen";
+  }
+  if (!args->theta_given) args->theta = c.theta;
+  if (!args->merge_given) args->merge = c.spatial_merge_size;
+  // Qwen2.5-VL applies RoPE in its window order: --grid follows it unless --window-size says.
+  if (!args->window_given && !args->grid.empty()) args->window_size = c.window_size;
+  if (!args->patch_given) args->patch_size = c.patch_size;
+}
 
 npy::Array Load(const std::string& flag, const std::string& path) {
   npy::Array a;
@@ -32,12 +56,13 @@ npy::Array Load(const std::string& flag, const std::string& path) {
   return a;
 }
 
-void RunVision(const VisionArgs& args) {
+void RunVision(VisionArgs args) {
   if (!args.k.empty() && args.out_k.empty()) throw UsageError("--k needs --out-k FILE");
   if (args.positions.empty() == args.grid.empty()) {
     throw UsageError("exactly one of --positions FILE and --grid T,H,W is required");
   }
   npy::Array q = Load("--q", args.q), k;
+  if (!args.config.empty()) ApplyConfig(&args, q.shape[3]);
   RopeTensors t;
   t.q = TensorBSHD(q.bytes.data(), DType::kF32, q.shape[0], q.shape[1], q.shape[2], q.shape[3]);
   if (!args.k.empty()) {
@@ -124,9 +149,19 @@ void AddVisionRope(CLI::App& app) {
                   "qwen --grid in Qwen2.5-VL's window order (window_size, e.g. 112; default 0: "
                   "rot_pos_emb order)");
   cmd->add_option("--patch-size", args->patch_size, "patch_size for --window-size (default 14)");
+  cmd->add_option("--config", args->config,
+                  "a model's config.json: the vision tower's kind, theta, merge, window and patch "
+                  "size (flags given on the command line win)");
   cmd->add_option("--out-q", args->out_q, "output for q (.npy)")->required();
   cmd->add_option("--out-k", args->out_k, "output for k (.npy)");
-  cmd->callback([args] { RunVision(*args); });
+  cmd->callback([args, cmd] {
+    args->kind_given = cmd->count("--kind") > 0;
+    args->theta_given = cmd->count("--theta") > 0;
+    args->merge_given = cmd->count("--merge") > 0;
+    args->window_given = cmd->count("--window-size") > 0;
+    args->patch_given = cmd->count("--patch-size") > 0;
+    RunVision(*args);
+  });
 }
 
 }  // namespace cli
