@@ -17,8 +17,8 @@
 // and 2M <= the largest finite T (no output can overflow). Proof. Let M in [2^e, 2^(e+1)),
 // ulp = ulp_f32, so ulp(M) = 2^(e-23) and M * 2^-24 <= (1 - 2^-24) ulp(M) (subnormal M: ulp(M) =
 // 2^-149 and every bound below holds a fortiori).
-//   (a) c = f32(m cos(theta)) is within 2^-25 (half an ulp below 1) + 4.2 * 2^-53 (engine and m,
-//       docs/math.md §9) of m cos(theta); likewise s: |x dc| + |y ds| <= M (2^-24 + 2^-49) < ulp(M).
+//   (a) c = f32(m cos(theta)) is within 2^-25 (half an ulp below 1) + 2^-52 (the engine) of the
+//       exact m cos(theta); likewise s. So |x dc| + |y ds| <= M (2^-24 + 2^-51) < ulp(M).
 //       (Caches are exact by definition: this term is 0.)
 //   (b) |c|, |s| <= 1, so every product is <= M and every sum <= 2M < 2^(e+2): rounding one
 //       costs at most half an ulp there, i.e. <= 0.5 ulp(M) for a product, <= ulp(M) for a sum.
