@@ -319,7 +319,7 @@ static void test_sinusoidal(void) {
   posenc_sinusoidal_params_init(&p);
   e = posenc_embedding_bsd(pe, POSENC_F32, 1, N, D);
   CHECK(posenc_sinusoidal_write(&p, &e) == POSENC_OK);
-  /* DESIGN.md: p = 1 -> [0.8415, 0.5403, 0.0100, 0.99995] */
+  /* docs/math.md §6: p = 1 -> [0.8415, 0.5403, 0.0100, 0.99995] */
   CHECK(fabsf(pe[4] - 0.841471f) < 1e-6f && fabsf(pe[5] - 0.540302f) < 1e-6f);
   for (i = 0; i < N * D; ++i) x[i] = 1.0f;
   ex = posenc_embedding_bsd(x, POSENC_F32, 1, N, D);

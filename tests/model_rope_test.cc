@@ -485,6 +485,107 @@ TEST(RopeConfigEqualityTest, EveryFieldCounts) {
   EXPECT_EQ(a, b);
 }
 
+// Issue 16 item 5: one registry row per rope type. Every type has a name the loader reads back
+// (and HF's legacy "su"); every key a type requires, when removed from a complete config of that
+// type, fails validation with the one "missing" message naming it.
+TEST(RopeTypeRegistryTest, NamesRoundTripAndRequiredKeysAreNamed) {
+  const RopeType all[] = {RopeType::kDefault, RopeType::kLinear, RopeType::kDynamic, RopeType::kNtk,
+                          RopeType::kYarn, RopeType::kLlama3, RopeType::kLongRope, RopeType::kProportional};
+  const char* names[] = {"default", "linear", "dynamic", "ntk", "yarn", "llama3", "longrope", "proportional"};
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_STREQ(RopeTypeName(all[i]), names[i]);
+    RopeConfig c;
+    const Status st = ParseHfConfig(std::string(R"({"head_dim": 8, "max_position_embeddings": 64,
+        "rope_scaling": {"factor": 2, "alpha": 2, "low_freq_factor": 1, "high_freq_factor": 4,
+        "short_factor": [1, 1], "long_factor": [2, 2], "partial_rotary_factor": 0.5, "rope_type": ")") +
+                                    names[i] + "\"}}",
+                                &c);
+    ASSERT_TRUE(st.ok()) << names[i] << ": " << st.message();
+    EXPECT_EQ(c.rope_type, all[i]);
+  }
+  EXPECT_STREQ(RopeTypeName(static_cast<RopeType>(99)), "unknown");
+  RopeConfig su;
+  ASSERT_TRUE(ParseHfConfig(R"({"head_dim": 4, "max_position_embeddings": 64,
+      "rope_scaling": {"type": "su", "short_factor": [1, 1], "long_factor": [2, 2]}})", &su).ok());
+  EXPECT_EQ(su.rope_type, RopeType::kLongRope);
+
+  // A complete config per type, and each required key's removal with the message it must give.
+  struct Case {
+    RopeType type;
+    void (*remove)(RopeConfig&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {RopeType::kLinear, [](RopeConfig& c) { c.factor.reset(); },
+       "rope_scaling.factor: missing (required by rope_type linear)"},
+      {RopeType::kDynamic, [](RopeConfig& c) { c.factor.reset(); },
+       "rope_scaling.factor: missing (required by rope_type dynamic)"},
+      {RopeType::kDynamic, [](RopeConfig& c) { c.max_position_embeddings.reset(); },
+       "max_position_embeddings: missing (required by rope_type dynamic)"},
+      {RopeType::kNtk, [](RopeConfig& c) { c.alpha.reset(); },
+       "rope_scaling.alpha: missing (required by rope_type ntk)"},
+      {RopeType::kYarn,
+       [](RopeConfig& c) {
+         c.max_position_embeddings.reset();
+         c.original_max_position_embeddings.reset();
+       },
+       "original_max_position_embeddings / max_position_embeddings: missing (required by rope_type yarn)"},
+      {RopeType::kYarn,
+       [](RopeConfig& c) {
+         c.factor.reset();
+         c.max_position_embeddings.reset();
+       },
+       "rope_scaling.factor: missing, and max_position_embeddings is absent to derive it"},
+      {RopeType::kLlama3, [](RopeConfig& c) { c.factor.reset(); },
+       "rope_scaling.factor: missing (required by rope_type llama3)"},
+      {RopeType::kLlama3,
+       [](RopeConfig& c) {
+         c.max_position_embeddings.reset();
+         c.original_max_position_embeddings.reset();
+       },
+       "rope_scaling.original_max_position_embeddings: missing (required by rope_type llama3)"},
+      {RopeType::kLlama3, [](RopeConfig& c) { c.low_freq_factor.reset(); },
+       "rope_scaling.low_freq_factor: missing (required by rope_type llama3)"},
+      {RopeType::kLlama3, [](RopeConfig& c) { c.high_freq_factor.reset(); },
+       "rope_scaling.high_freq_factor: missing (required by rope_type llama3)"},
+      {RopeType::kLongRope,
+       [](RopeConfig& c) {
+         c.max_position_embeddings.reset();
+         c.original_max_position_embeddings.reset();
+       },
+       "original_max_position_embeddings / max_position_embeddings: missing (required by rope_type longrope)"},
+      {RopeType::kLongRope, [](RopeConfig& c) { c.short_factor.reset(); },
+       "rope_scaling.short_factor: missing (required by rope_type longrope)"},
+      {RopeType::kLongRope, [](RopeConfig& c) { c.long_factor.reset(); },
+       "rope_scaling.long_factor: missing (required by rope_type longrope)"},
+      {RopeType::kLongRope,
+       [](RopeConfig& c) {
+         c.factor.reset();
+         c.max_position_embeddings.reset();
+       },
+       "rope_scaling.factor: missing, and max_position_embeddings is absent to derive the attention factor"},
+  };
+  for (const Case& k : cases) {
+    RopeConfig c;
+    c.rope_type = k.type;
+    c.head_dim = 8;
+    c.max_position_embeddings = 64;
+    c.original_max_position_embeddings = 32;
+    c.factor = 2.0;
+    c.alpha = 2.0;
+    c.low_freq_factor = 1.0;
+    c.high_freq_factor = 4.0;
+    c.short_factor = std::vector<double>{1.0, 1.0, 1.0, 1.0};
+    c.long_factor = std::vector<double>{2.0, 2.0, 2.0, 2.0};
+    RopeFrequencies f;
+    ASSERT_TRUE(ComputeFrequencies(c, 0, &f).ok()) << RopeTypeName(k.type);
+    k.remove(c);
+    const Status st = ComputeFrequencies(c, 0, &f);
+    EXPECT_FALSE(st.ok()) << k.message;
+    EXPECT_EQ(st.message(), k.message);
+  }
+}
+
 // The model API: layer types by name, models with one RoPE for several types.
 TEST(ModelApiTest, LayerTypesAndSingleRope) {
   ModelRope m;

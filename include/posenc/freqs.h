@@ -54,7 +54,8 @@ struct MRopeSpec {
 };
 
 // The RoPE of one layer type of a model. Keys a rope type requires are std::optional: absent
-// means absent (the type's Validate names the missing key); the others carry HF's defaults.
+// means absent (ComputeFrequencies, and so every loader and ApplyRope(config), fails naming the
+// missing key, checked in one place for every type); the others carry HF's defaults.
 struct RopeConfig {
   RopeType rope_type = RopeType::kDefault;
   double rope_theta = 10000.0;

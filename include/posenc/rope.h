@@ -18,8 +18,10 @@
 //   can cost a full ulp_T(M) when the output lies in the binade above M, hence the small excess
 //   over 1). Holds for |attention factor| <= 1 (caller caches: |cos|, |sin| <= 1), angles below
 //   2^29 (positions up to 2^24 with inv_freq <= 1 are tested) and 2M at most the type's largest
-//   finite value; proof in lib/kernels/rope-inl.h. Outside that domain results follow IEEE
-//   arithmetic (overflow gives +-Inf, Inf and NaN inputs propagate) without a bound.
+//   finite value; proof in docs/math.md §9 (and lib/kernels/rope-inl.h). For angles between 2^29
+//   and 2^50 a bound that grows with the angle holds instead (f32: B + 2^-28 (|angle| + 81) ulp;
+//   docs/math.md §9.4). Outside that domain results follow IEEE arithmetic (overflow gives +-Inf,
+//   Inf and NaN inputs propagate) without a bound.
 // - Special values: every NaN a rotation produces is the canonical quiet NaN (f32 0x7FC00000,
 //   f16 0x7E00, bf16 0x7FC0); elements past rotary_dim are copied bit for bit.
 // - Reproducibility: the same inputs give bitwise identical outputs on every SIMD target and for

@@ -13,6 +13,7 @@
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"
+#include "lib/freqs/scaling.h"
 #include "lib/kernels/rerope_plan.h"
 #include "lib/parallel/split.h"
 
@@ -65,7 +66,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& 
     }
     // L = largest position + 1 (dynamic, longrope), as ApplyRope(config) derives it.
     int64_t seq_len = 0;
-    if (config.rope_type == RopeType::kDynamic || config.rope_type == RopeType::kLongRope) {
+    if (freqs::LengthRuleOf(config.rope_type) != freqs::LengthRule::kNone) {
       const Tensor* views[2] = {&tensors.q, &tensors.k};
       const Positions* positions[2] = {&params.q_positions, &params.k_positions};
       const char* names[2] = {"q_positions", "k_positions"};

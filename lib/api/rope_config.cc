@@ -9,6 +9,7 @@
 #include "lib/api/positions.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/tensor_checks.h"
+#include "lib/freqs/scaling.h"
 #include "posenc/freqs.h"
 #include "posenc/model.h"
 #include "posenc/rope.h"
@@ -65,8 +66,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
     // longrope only).
     int64_t seq_len = params.seq_len;
     const Tensor& shape = tensors.q.present() ? tensors.q : tensors.k;
-    const bool length_dependent =
-        config.rope_type == RopeType::kDynamic || config.rope_type == RopeType::kLongRope;
+    const bool length_dependent = freqs::LengthRuleOf(config.rope_type) != freqs::LengthRule::kNone;
     if (seq_len == 0 && length_dependent) {
       // The positions are read for batch x seq tokens: the views must be valid first.
       Status st = api::CheckRopeTensors(tensors);

@@ -1,21 +1,34 @@
 // RopeConfig equality over one field list: adding a field to RopeConfig means adding it here, and
 // every comparison (the frequency memo of ApplyRope(config), the loader's "one RoPE for all layer
 // types" check, the tests) follows.
+#include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "posenc/freqs.h"
 
 namespace posenc {
 namespace {
 
-// Every field of RopeConfig but dict_key (which only names keys in messages).
+// Every field of RopeConfig but dict_key (which only names keys in messages). The structured
+// bindings name every field of RopeConfig and MRopeSpec, in declaration order: a field added to
+// either struct without being added here fails to compile ("N names provided" for N + 1 members).
 auto Fields(const RopeConfig& c) {
-  return std::tie(c.rope_type, c.rope_theta, c.head_dim, c.partial_rotary_factor, c.rotary_dim,
-                  c.pairs, c.num_attention_heads, c.num_key_value_heads, c.max_position_embeddings,
-                  c.original_max_position_embeddings, c.factor, c.alpha, c.beta_fast, c.beta_slow,
-                  c.mscale, c.mscale_all_dim, c.attention_factor, c.truncate, c.low_freq_factor,
-                  c.high_freq_factor, c.short_factor, c.long_factor, c.mrope.section,
-                  c.mrope.interleaved);
+  const auto& [rope_type, rope_theta, head_dim, partial_rotary_factor, rotary_dim, pairs,
+               num_attention_heads, num_key_value_heads, max_position_embeddings,
+               original_max_position_embeddings, factor, alpha, beta_fast, beta_slow, mscale,
+               mscale_all_dim, attention_factor, truncate, low_freq_factor, high_freq_factor,
+               short_factor, long_factor, mrope, dict_key] = c;
+  const auto& [section, interleaved] = mrope;
+  // The one field left out is the last, the message-only dict_key.
+  static_assert(std::is_same_v<std::remove_cv_t<decltype(dict_key)>, std::string>,
+                "RopeConfig's last field is dict_key");
+  (void)dict_key;
+  return std::tie(rope_type, rope_theta, head_dim, partial_rotary_factor, rotary_dim, pairs,
+                  num_attention_heads, num_key_value_heads, max_position_embeddings,
+                  original_max_position_embeddings, factor, alpha, beta_fast, beta_slow, mscale,
+                  mscale_all_dim, attention_factor, truncate, low_freq_factor, high_freq_factor,
+                  short_factor, long_factor, section, interleaved);
 }
 
 }  // namespace

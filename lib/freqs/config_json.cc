@@ -226,10 +226,10 @@ Status ParseRopeType(const json& d, const std::string& dict_key, RopeConfig* c, 
     *mrope_type = true;
     return Status::Ok();
   }
-  const freqs::RopeTypeEntry* e = freqs::FindRopeType(*name == "su" ? std::string("longrope") : *name);
+  const freqs::RopeTypeEntry* e = freqs::FindRopeType(*name);  // a name or an alias ("su")
   if (e == nullptr) {
     return Err(kInvalid, dict_key, ".", key, " = \"", *name, "\": unknown rope type (expected ",
-               freqs::RopeTypeNames(), ", su or mrope)");
+               freqs::RopeTypeNames(), ", ", freqs::RopeTypeAliases(), " or mrope)");
   }
   c->rope_type = e->type;
   return Status::Ok();
@@ -359,8 +359,7 @@ Status BuildConfig(const Source& s, const Common& c, const std::string& type, co
   r.max_position_embeddings = c.max_pos;
   std::optional<int64_t> dict_original;
   POSENC_RETURN_IF_ERROR(freqs::GetInt(d, "original_max_position_embeddings", dict_key + ".", &dict_original));
-  const bool scaled = r.rope_type == RopeType::kLlama3 || r.rope_type == RopeType::kYarn ||
-                      r.rope_type == RopeType::kLongRope;
+  const bool scaled = freqs::FindRopeType(r.rope_type)->standardized_original;
   if (scaled && !per_type && c.original) {
     r.original_max_position_embeddings = c.original;
   } else if (dict_original) {
@@ -378,7 +377,7 @@ Status BuildConfig(const Source& s, const Common& c, const std::string& type, co
   RopeFrequencies probe;
   POSENC_RETURN_IF_ERROR(ComputeFrequencies(r, 0, &probe));
   const int64_t m0 = freqs::OriginalLength(r);
-  if (r.rope_type == RopeType::kLongRope && m0 < INT64_MAX) {
+  if (freqs::LengthRuleOf(r.rope_type) == freqs::LengthRule::kSwitchesAtOriginal && m0 < INT64_MAX) {
     POSENC_RETURN_IF_ERROR(ComputeFrequencies(r, m0 + 1, &probe));
   }
   *out = std::move(r);
