@@ -130,6 +130,11 @@ Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& 
     const int64_t half = plan.rotary_dim / 2;
     std::vector<double> head(static_cast<size_t>(plan.head_dim));
     std::vector<double> ct(half), st_(half), cf(half), sf(half);
+    // The factor the from rows carry, taken from the parameters here (not the kernels' plan).
+    const double m_from = params.from_source.kind == CosSinSource::Kind::kTable
+                              ? params.from_source.table->attention_factor()
+                              : params.from_freqs.attention_factor;
+    const double norm = m_from * m_from;
     for (int64_t t = 0; t < plan.tokens(); ++t) {
       const int64_t b = t / plan.seq, s = t % plan.seq;
       SideRow(prep.to, b, s, &ct, &st_);
@@ -141,8 +146,8 @@ Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& 
           head[j] = ReadElement(io.in, plan.dtype, in_off + j);
         for (int64_t i = 0; i < half; ++i) {
           // R(to) R(from)^T / m_from^2: the rotation by a - b times m_to / m_from.
-          const double c = (ct[i] * cf[i] + st_[i] * sf[i]) * rp.row_scale;
-          const double sn = (st_[i] * cf[i] - ct[i] * sf[i]) * rp.row_scale;
+          const double c = (ct[i] * cf[i] + st_[i] * sf[i]) / norm;
+          const double sn = (st_[i] * cf[i] - ct[i] * sf[i]) / norm;
           const int64_t ix = plan.interleaved ? 2 * i : i;
           const int64_t iy = plan.interleaved ? 2 * i + 1 : i + half;
           const double x = head[ix], y = head[iy];
