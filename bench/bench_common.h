@@ -86,7 +86,7 @@ bool SelectTarget(benchmark::State& state, const std::string& target);
 void RegisterRopeBenchmarks(bool quick);
 void RegisterSinusoidalBenchmarks(bool quick);
 void RegisterReropeBenchmarks(bool quick);  // full suite only (quick: none)
-void RegisterMRopeBenchmarks(bool quick);   // full suite only (quick: none)
+void RegisterMRopeBenchmarks(bool quick);   // quick: 6 rows at 1 thread (bench/mrope_bench.cc)
 
 }  // namespace bench
 }  // namespace posenc

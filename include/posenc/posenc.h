@@ -163,6 +163,43 @@ POSENC_API void posenc_shift_params_init(posenc_shift_params* params);
 POSENC_API posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_out,
                                            const posenc_shift_params* params);
 
+/* Fused undo-at-p / redo-at-p' when the frequencies change (posenc::RerotateRope in
+ * posenc/shift.h; e.g. a longrope short -> long switch): keys rotated at from.positions with the
+ * from frequencies become the keys rotated at to.positions with the to frequencies, in one pass.
+ * Each side names its frequencies (base, or inv_freq), attention factor, positions and cos/sin
+ * source (on the fly, a posenc_rope_table, or a caller cache, as in posenc_rope_params). Both on
+ * the fly: within ApplyRope's bound; a table or cache on either side: the rows composed, within
+ * 4 ulp more (posenc/shift.h). */
+typedef struct posenc_rerotate_side {
+  double base;              /* when inv_freq is NULL */
+  const double* inv_freq;   /* rotary_dim / 2 values, or NULL */
+  int64_t inv_freq_len;
+  double attention_factor;  /* from: the factor the keys carry (a from cache's rows hold it) */
+  posenc_positions positions;
+  posenc_source source;
+  const posenc_rope_table* table;
+  const void* cache_cos;
+  const void* cache_sin;
+  posenc_dtype cache_dtype;
+  int64_t cache_rows;
+} posenc_rerotate_side;
+typedef struct posenc_rerotate_params {
+  posenc_pairs pairs;       /* FROM_CONFIG means HALF */
+  posenc_arithmetic arithmetic;
+  int64_t rotary_dim;       /* 0: head_dim */
+  posenc_rerotate_side from, to;
+  int max_threads;
+} posenc_rerotate_params;
+/* Defaults: half pairs, f64 arithmetic; each side base 10000, factor 1, offset 0, on the fly. */
+POSENC_API void posenc_rerotate_params_init(posenc_rerotate_params* params);
+/* k_out NULL or absent: in place. */
+POSENC_API posenc_status posenc_rope_rerotate(const posenc_tensor* k, const posenc_tensor* k_out,
+                                              const posenc_rerotate_params* params);
+/* The same in scalar double precision (the oracle). */
+POSENC_API posenc_status posenc_rope_rerotate_reference(const posenc_tensor* k,
+                                                        const posenc_tensor* k_out,
+                                                        const posenc_rerotate_params* params);
+
 /* 2-D vision RoPE (posenc/vision.h): Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision towers, Pixtral
  * and Llama 4; (row, col) per patch [batch, patches, 2] in rows_cols64 or rows_cols32 (one set).
  * LLAMA4: interleaved pairs, angles (col + 1) and (row + 1); the CLS token is (-1, -1). */

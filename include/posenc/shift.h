@@ -49,18 +49,34 @@ POSENC_API Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftPar
 
 // Fused undo-at-p / redo-at-p' for frequencies that change (longrope's short -> long switch,
 // dynamic NTK's new base, a YaRN factor change): keys rotated at from_positions with from_freqs
-// become the keys rotated at to_positions with to_freqs, in one pass. Per pair, with
-// a = p_to * w_to[i] and b = p_from * w_from[i], the rotation by a - b uses
-// cos(a - b) = cos a cos b + sin a sin b (each from the exact double engine), so the row is as
-// accurate as a plain RoPE row (forming a - b first would lose up to ulp(a)) and one call keeps
-// ApplyRope's bound B, provided |to attention factor / from attention factor| <= 1. Cos/sin on
-// the fly only; same tensor rules and messages as ApplyRope (prefixed "from: " / "to: ").
+// become the keys rotated at to_positions with to_freqs, in one pass. Same tensor rules and
+// messages as ApplyRope (prefixed "from: " / "to: "). Two ways to get each token's row:
+//
+// - Exact (both sources on the fly, the default). Per pair, with a = p_to * w_to[i] and
+//   b = p_from * w_from[i], the rotation by a - b uses cos(a - b) = cos a cos b + sin a sin b (each
+//   from the exact double engine) times m = to attention factor / from attention factor, rounded
+//   once to f32: as accurate as a plain RoPE row (forming a - b first would lose up to ulp(a)), so
+//   one call keeps ApplyRope's bound B (posenc/rope.h), provided |m| <= 1.
+// - Rows (either source a RopeTable or a caller cache, CosSinSource in posenc/rope.h). Each side
+//   supplies its f32 row as ApplyRope would read it (a side still on the fly computes the very row
+//   a RopeTable of its frequencies holds, so a table and the on-the-fly side give the same bits); the
+//   two rows are composed in double, (C_to C_from + S_to S_from, S_to C_from - C_to S_from) /
+//   m_from^2, rounded once to f32, and the head rotated as ApplyRope rotates it. m_from is the
+//   factor the from rows carry: the table's attention_factor(), else from_freqs.attention_factor
+//   (so a from cache must hold from_freqs.attention_factor * cos / sin; to caches are used as
+//   given). Not bitwise the exact way: each f32 row value is off by up to 2^-24 relative, which
+//   costs up to 4 more ulp (docs/shift.md): within B + 4 ulp of max(|x|, |y|) of the exact result
+//   for tables and on-the-fly rows (f32: 6 with kF64, 7 with kF32; bf16 / f16: 1 + 7 * 2^(p-23)),
+//   provided |m_to / m_from| <= 1. Cos/sin cost nothing per token but two row reads: the way for a
+//   runtime that keeps both longrope tables. A cache holding a table's values gives its bits.
 struct RerotateParams {
   PairLayout pairs = PairLayout::kHalf;  // kFromConfig means kHalf
   RotationArithmetic arithmetic = RotationArithmetic::kF64;
   int64_t rotary_dim = 0;
-  Frequencies from_freqs, to_freqs;
-  Positions from_positions, to_positions;
+  Frequencies from_freqs, to_freqs;  // read by on-the-fly sources (and from_freqs'
+                                     // attention_factor by a from cache)
+  Positions from_positions, to_positions;  // ignored by a per-token cache of that side
+  CosSinSource from_source, to_source;     // on the fly, a RopeTable or a caller cache each
   Execution exec;
 };
 POSENC_API Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& params);
@@ -68,7 +84,8 @@ POSENC_API Status RerotateRope(const Tensor& k, const Tensor& k_out, const Rerot
 namespace reference {
 // The same in double (posenc::reference::ApplyRope with the deltas as positions).
 POSENC_API Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftParams& params);
-// Double: libm cos/sin of a and b, the rotation by a - b composed in double, rounded once.
+// Double: each side's row in double (libm cos/sin of its angle times its factor for on-the-fly
+// sides and tables, a cache's values as given), composed as above in double, rounded once.
 POSENC_API Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& params);
 }  // namespace reference
 

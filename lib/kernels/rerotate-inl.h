@@ -5,7 +5,8 @@
 // times m (the ratio of attention factors), rounded once to f32: within 2^-25 + 2^-50 of the exact
 // value, the accuracy a plain RoPE row has, so the head rotation (rope-inl.h) keeps its bound B.
 // Forming a - b first instead would lose up to ulp(a) (2^-24 rad at |a| ~ 2^29). Only Mul, Add,
-// Sub: bitwise identical on every target.
+// Sub: bitwise identical on every target. With a table or cache on either side the rows are
+// composed instead (ComposeLanes, posenc/shift.h "Rows"); the head rotation is rope-inl.h's.
 
 #if defined(POSENC_LIB_KERNELS_REROTATE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_REROTATE_INL_H_
@@ -22,6 +23,7 @@
 #include "hwy/highway.h"
 #include "lib/kernels/rerotate_plan.h"
 #include "lib/kernels/rope-inl.h"
+#include "lib/kernels/rope_tokens-inl.h"
 #include "lib/kernels/sincos-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -43,19 +45,62 @@ HWY_INLINE void RerotateLanes(D d, double p_to, const double* HWY_RESTRICT w_to,
   hn::StoreU(DemoteF64ToF32(d, hn::Mul(s, vm)), df, sin);
 }
 
+// The row way (posenc/shift.h): cos/sin = (C_to C_from + S_to S_from, S_to C_from - C_to S_from)
+// * scale for the lanes of d, from the two f32 rows promoted to double (exact): each product of
+// two f32 values is exact in double, the sum rounds once, the scale once, the result once to f32.
+template <class D>
+HWY_INLINE void ComposeLanes(D d, const float* HWY_RESTRICT ct, const float* HWY_RESTRICT st,
+                             const float* HWY_RESTRICT cf, const float* HWY_RESTRICT sf,
+                             double scale, float* HWY_RESTRICT cos, float* HWY_RESTRICT sin) {
+  const hn::Rebind<float, D> df;
+  const auto vct = hn::PromoteTo(d, hn::LoadU(df, ct)), vst = hn::PromoteTo(d, hn::LoadU(df, st));
+  const auto vcf = hn::PromoteTo(d, hn::LoadU(df, cf)), vsf = hn::PromoteTo(d, hn::LoadU(df, sf));
+  const auto c = hn::Add(hn::Mul(vct, vcf), hn::Mul(vst, vsf));
+  const auto s = hn::Sub(hn::Mul(vst, vcf), hn::Mul(vct, vsf));
+  const auto vm = hn::Set(d, scale);
+  hn::StoreU(DemoteF64ToF32(d, hn::Mul(c, vm)), df, cos);
+  hn::StoreU(DemoteF64ToF32(d, hn::Mul(s, vm)), df, sin);
+}
+
+// One side's f32 row of token t = (b, s): computed as ApplyRope computes it (CosSinRow, the values
+// a RopeTable of these frequencies holds), or read from a table / cache (converted into scratch
+// for bf16 / f16 caches). `scratch` holds 2 * half floats.
+HWY_INLINE void SideRowF32(kernels::RowSource source, const Positions& positions,
+                           const double* inv_freq, double m, const void* cos_rows,
+                           const void* sin_rows, DType cache_dtype, int64_t b, int64_t s,
+                           int64_t seq, size_t half, float* scratch, const float*& cos,
+                           const float*& sin) {
+  if (source == kernels::RowSource::kCompute) {
+    CosSinRow(static_cast<double>(kernels::PositionOf(positions, b, s, seq)), inv_freq, half, m,
+              scratch, scratch + half);
+    cos = scratch;
+    sin = scratch + half;
+    return;
+  }
+  const int64_t row = source == kernels::RowSource::kPerToken
+                          ? b * seq + s
+                          : kernels::PositionOf(positions, b, s, seq);
+  cos = CacheRowF32(cos_rows, cache_dtype, row, half, scratch);
+  sin = CacheRowF32(sin_rows, cache_dtype, row, half, scratch + half);
+}
+
 template <class T, bool kF64, bool kInterleaved>
 void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end) {
   const kernels::RopePlan& plan = rp.rope;
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
   const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
+  // The token's composed row (2 * half floats) and, for the row way, each side's f32 row
+  // (2 * half floats each): on the stack up to kStackPairs pairs, else the heap.
   constexpr size_t kStackPairs = 512;
-  HWY_ALIGN float stack[2 * kStackPairs];
+  HWY_ALIGN float stack[6 * kStackPairs];
   hwy::AlignedFreeUniquePtr<float[]> heap;
   float* row = stack;
   if (half > kStackPairs) {
-    heap = hwy::AllocateAligned<float>(2 * half);
+    heap = hwy::AllocateAligned<float>(6 * half);
     row = heap.get();
   }
+  float* to_scratch = row + 2 * half;
+  float* from_scratch = row + 4 * half;
   // The rows RotateHeadT reads (widened to double for kF64 f32 heads, pair rows when interleaved).
   using Row = RowOf<T, kF64>;
   RotationRowScratch<T, kF64> rows(half);
@@ -65,17 +110,32 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
     const int64_t s = t % plan.seq;
-    const double p_to = static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq));
-    const double p_from =
-        static_cast<double>(kernels::PositionOf(rp.from_positions, b, s, plan.seq));
     size_t i = 0;
-    for (; i + N <= half; i += N) {
-      RerotateLanes(d, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i, plan.attention_factor,
-                    row + i, row + half + i);
-    }
-    for (; i < half; ++i) {
-      RerotateLanes(d1, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i,
-                    plan.attention_factor, row + i, row + half + i);
+    if (rp.exact) {
+      const double p_to = static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq));
+      const double p_from =
+          static_cast<double>(kernels::PositionOf(rp.from_positions, b, s, plan.seq));
+      for (; i + N <= half; i += N) {
+        RerotateLanes(d, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i, rp.exact_factor,
+                      row + i, row + half + i);
+      }
+      for (; i < half; ++i) {
+        RerotateLanes(d1, p_to, plan.inv_freq + i, p_from, rp.from_inv_freq + i,
+                      rp.exact_factor, row + i, row + half + i);
+      }
+    } else {
+      const float *ct, *st, *cf, *sf;
+      SideRowF32(plan.source, plan.positions, plan.inv_freq, plan.attention_factor, plan.cos_rows,
+                 plan.sin_rows, plan.cache_dtype, b, s, plan.seq, half, to_scratch, ct, st);
+      SideRowF32(rp.from_source, rp.from_positions, rp.from_inv_freq, rp.from_attention_factor,
+                 rp.from_cos_rows, rp.from_sin_rows, rp.from_cache_dtype, b, s, plan.seq, half,
+                 from_scratch, cf, sf);
+      for (; i + N <= half; i += N) {
+        ComposeLanes(d, ct + i, st + i, cf + i, sf + i, rp.row_scale, row + i, row + half + i);
+      }
+      for (; i < half; ++i) {
+        ComposeLanes(d1, ct + i, st + i, cf + i, sf + i, rp.row_scale, row + i, row + half + i);
+      }
     }
     const Row* row_cos;
     const Row* row_sin;
