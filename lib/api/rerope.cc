@@ -6,14 +6,15 @@
 #include <cmath>
 #include <new>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
+#include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/rerope_prepare.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/kernels/rerope_plan.h"
+#include "lib/core/rerope_plan.h"
 #include "lib/parallel/split.h"
 
 namespace posenc {
@@ -33,7 +34,7 @@ const char* DistanceModeName(DistanceMode mode) {
 }
 
 Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRopeParams& params) {
-  return api::Guarded("posenc::RelativeRopeScores", [&] {
+  return core::Guarded("posenc::RelativeRopeScores", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     api::PreparedRerope prep;
@@ -46,9 +47,9 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
     const int64_t tile_bytes = plan.tile_k * plan.kv_heads * plan.head_dim * elem +
                                plan.tile_q * plan.heads * plan.head_dim * elem +
                                plan.tile_q * plan.tile_k * plan.heads * 4;
-    const auto tiles = plan.dtype == DType::kBF16  ? kernels::ReropeTilesBF16
-                       : plan.dtype == DType::kF16 ? kernels::ReropeTilesF16
-                                                   : kernels::ReropeTilesF32;
+    kernels::RowKernel<kernels::ReropePlan> tiles = nullptr;
+    st = api::ChooseKernel(kernels::KernelOp::kReropeTiles, plan.dtype, &tiles);
+    if (!st.ok()) return st;
     parallel::ForEachRange(plan.tiles(), tile_bytes, params.exec,
                            [&plan, tiles](int64_t begin, int64_t end) { tiles(plan, begin, end); });
     return Status::Ok();
@@ -57,7 +58,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
 
 Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& config,
                           const RelativeRopeParams& params) {
-  return api::Guarded("posenc::RelativeRopeScores(config)", [&] {
+  return core::Guarded("posenc::RelativeRopeScores(config)", [&] {
     if (params.table != nullptr) {
       return api::Err(StatusCode::kInvalidArgument,
                       "table: RelativeRopeScores with a config computes cos/sin on the fly; for a "
@@ -99,7 +100,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& 
 Status RelativeRopeTable::Create(int64_t rotary_dim, const Frequencies& freqs,
                                  const DistanceMap& map, int64_t max_distance,
                                  std::shared_ptr<const RelativeRopeTable>* out) {
-  return api::Guarded("posenc::RelativeRopeTable::Create", [&] {
+  return core::Guarded("posenc::RelativeRopeTable::Create", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");

@@ -20,7 +20,7 @@
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
-#include "lib/kernels/rerotate_plan.h"
+#include "lib/core/rerotate_plan.h"
 #include "lib/kernels/rope-inl.h"
 #include "lib/kernels/sincos-inl.h"
 

@@ -7,7 +7,7 @@
 #include <new>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/reference/elements.h"
 #include "posenc/rope.h"
@@ -71,7 +71,7 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
 }  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
-  return api::Guarded("posenc::reference::ApplyRope", [&] {
+  return core::Guarded("posenc::reference::ApplyRope", [&] {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;
@@ -84,7 +84,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
 
 Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
                     double* k_out64) {
-  return api::Guarded("posenc::reference::ApplyRopeF64", [&] {
+  return core::Guarded("posenc::reference::ApplyRopeF64", [&] {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/sinusoidal_prepare.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "lib/reference/elements.h"
 #include "posenc/sinusoidal.h"
 
@@ -47,7 +47,7 @@ void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
 }
 
 Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
-  return api::Guarded("posenc::reference sinusoidal", [&] {
+  return core::Guarded("posenc::reference sinusoidal", [&] {
     api::PreparedSinusoidal prep;
     Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
@@ -59,7 +59,7 @@ Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const Embe
 
 Status RunF64(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out,
               double* dst) {
-  return api::Guarded("posenc::reference sinusoidal", [&] {
+  return core::Guarded("posenc::reference sinusoidal", [&] {
     api::PreparedSinusoidal prep;
     Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
