@@ -34,7 +34,7 @@ const char* DistanceModeName(DistanceMode mode) {
 }
 
 Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRopeParams& params) {
-  return core::Guarded("posenc::RelativeRopeScores", [&] {
+  return api::Guarded("posenc::RelativeRopeScores", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     api::PreparedRerope prep;
@@ -58,7 +58,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
 
 Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& config,
                           const RelativeRopeParams& params) {
-  return core::Guarded("posenc::RelativeRopeScores(config)", [&] {
+  return api::Guarded("posenc::RelativeRopeScores(config)", [&] {
     if (params.table != nullptr) {
       return api::Err(StatusCode::kInvalidArgument,
                       "table: RelativeRopeScores with a config computes cos/sin on the fly; for a "
@@ -100,7 +100,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RopeConfig& 
 Status RelativeRopeTable::Create(int64_t rotary_dim, const Frequencies& freqs,
                                  const DistanceMap& map, int64_t max_distance,
                                  std::shared_ptr<const RelativeRopeTable>* out) {
-  return core::Guarded("posenc::RelativeRopeTable::Create", [&] {
+  return api::Guarded("posenc::RelativeRopeTable::Create", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");

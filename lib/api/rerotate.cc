@@ -55,7 +55,7 @@ Status api::PrepareRerotate(const Tensor& k, const Tensor& k_out, const Rerotate
 }
 
 Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& params) {
-  return core::Guarded("posenc::RerotateRope", [&] {
+  return api::Guarded("posenc::RerotateRope", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     api::PreparedRerotate prep;

@@ -18,7 +18,7 @@
 namespace posenc {
 
 Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
-  return core::Guarded("posenc::ApplyRope", [&] {
+  return api::Guarded("posenc::ApplyRope", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     api::PreparedRope prep;

@@ -51,7 +51,7 @@ std::string TypeNames(const ModelRope& m) {
 }  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const RopeParams& params) {
-  return core::Guarded("posenc::ApplyRope(config)", [&] {
+  return api::Guarded("posenc::ApplyRope(config)", [&] {
     if (params.source.kind != CosSinSource::Kind::kOnTheFly) {
       return api::Err(StatusCode::kInvalidArgument,
                       "source: ApplyRope with a config computes cos/sin on the fly; for a table, "
@@ -148,7 +148,7 @@ Status LayerRope(const ModelRope& model, int64_t layer, const RopeConfig** out) 
 
 Status ApplyRope(const RopeTensors& tensors, const ModelRope& model, const std::string& layer_type,
                  const RopeParams& params) {
-  return core::Guarded("posenc::ApplyRope(model, layer_type)", [&] {
+  return api::Guarded("posenc::ApplyRope(model, layer_type)", [&] {
     const RopeConfig* c = nullptr;
     Status st = LayerRope(model, layer_type, &c);
     return st.ok() ? ApplyRope(tensors, *c, params) : st;
@@ -157,7 +157,7 @@ Status ApplyRope(const RopeTensors& tensors, const ModelRope& model, const std::
 
 Status ApplyRope(const RopeTensors& tensors, const ModelRope& model, int64_t layer,
                  const RopeParams& params) {
-  return core::Guarded("posenc::ApplyRope(model, layer)", [&] {
+  return api::Guarded("posenc::ApplyRope(model, layer)", [&] {
     const RopeConfig* c = nullptr;
     Status st = LayerRope(model, layer, &c);
     return st.ok() ? ApplyRope(tensors, *c, params) : st;

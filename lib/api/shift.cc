@@ -70,7 +70,7 @@ Status Shift(const Tensor& k, const Tensor& k_out, const ShiftParams& sp, const 
 }  // namespace
 
 Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftParams& params) {
-  return core::Guarded("posenc::ShiftRope", [&] {
+  return api::Guarded("posenc::ShiftRope", [&] {
     return Shift(k, k_out, params,
                  [](const RopeTensors& t, const RopeParams& p) { return ApplyRope(t, p); });
   });
@@ -78,7 +78,7 @@ Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftParams& params
 
 namespace reference {
 Status ShiftRope(const Tensor& k, const Tensor& k_out, const ShiftParams& params) {
-  return core::Guarded("posenc::reference::ShiftRope", [&] {
+  return api::Guarded("posenc::reference::ShiftRope", [&] {
     return Shift(k, k_out, params, [](const RopeTensors& t, const RopeParams& p) {
       return reference::ApplyRope(t, p);
     });

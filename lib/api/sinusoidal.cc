@@ -208,7 +208,7 @@ EmbeddingView EmbeddingBSD(void* data, DType dtype, int64_t batch, int64_t seq, 
 namespace {
 
 Status Run(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
-  return core::Guarded("posenc sinusoidal", [&] {
+  return api::Guarded("posenc sinusoidal", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     api::PreparedSinusoidal prep;

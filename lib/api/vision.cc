@@ -119,7 +119,7 @@ Status Vision(const RopeTensors& t, const VisionRopeParams& vp, const Apply& app
 
 Status VisionRopeFrequencies(VisionRopeKind kind, int64_t head_dim, double theta,
                              std::vector<double>* inv_freq) {
-  return core::Guarded("posenc::VisionRopeFrequencies", [&] {
+  return api::Guarded("posenc::VisionRopeFrequencies", [&] {
     if (inv_freq == nullptr) return api::Err(StatusCode::kInvalidArgument, "inv_freq is null");
     std::vector<double> f;
     Status st = PairFrequencies(kind, head_dim, theta, &f);
@@ -130,7 +130,7 @@ Status VisionRopeFrequencies(VisionRopeKind kind, int64_t head_dim, double theta
 
 Status VisionGridPositions(VisionRopeKind kind, int64_t t, int64_t h, int64_t w, int64_t merge,
                            std::vector<int64_t>* rows_cols) {
-  return core::Guarded("posenc::VisionGridPositions", [&] {
+  return api::Guarded("posenc::VisionGridPositions", [&] {
     Status st = CheckKind(kind);
     if (!st.ok()) return st;
     if (rows_cols == nullptr) return api::Err(StatusCode::kInvalidArgument, "rows_cols is null");
@@ -164,7 +164,7 @@ Status VisionGridPositions(VisionRopeKind kind, int64_t t, int64_t h, int64_t w,
 }
 
 Status ApplyVisionRope(const RopeTensors& tensors, const VisionRopeParams& params) {
-  return core::Guarded("posenc::ApplyVisionRope", [&] {
+  return api::Guarded("posenc::ApplyVisionRope", [&] {
     return Vision(tensors, params,
                   [](const RopeTensors& t, const RopeParams& p) { return ApplyRope(t, p); });
   });
@@ -172,7 +172,7 @@ Status ApplyVisionRope(const RopeTensors& tensors, const VisionRopeParams& param
 
 namespace reference {
 Status ApplyVisionRope(const RopeTensors& tensors, const VisionRopeParams& params) {
-  return core::Guarded("posenc::reference::ApplyVisionRope", [&] {
+  return api::Guarded("posenc::reference::ApplyVisionRope", [&] {
     return Vision(tensors, params, [](const RopeTensors& t, const RopeParams& p) {
       return reference::ApplyRope(t, p);
     });

@@ -23,6 +23,11 @@ Status Guarded(const char* what, const Body& body) {
 }
 
 }  // namespace core
+
+// The public entries (lib/api) and the oracles spell it api::Guarded.
+namespace api {
+using core::Guarded;
+}  // namespace api
 }  // namespace posenc
 
 #endif  // POSENC_LIB_CORE_GUARD_H_

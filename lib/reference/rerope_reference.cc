@@ -103,7 +103,7 @@ double RelativeRopeErrorBound(float score, double magnitude, int64_t head_dim, i
 }
 
 Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRopeParams& params) {
-  return core::Guarded("posenc::reference::RelativeRopeScores", [&] {
+  return api::Guarded("posenc::reference::RelativeRopeScores", [&] {
     api::PreparedRerope prep;
     Status st = api::PrepareRerope(tensors, params, &prep);
     if (!st.ok()) return st;
@@ -118,7 +118,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
 
 Status RelativeRopeScoresF64(const RelativeRopeTensors& tensors, const RelativeRopeParams& params,
                              double* scores64, double* magnitude64) {
-  return core::Guarded("posenc::reference::RelativeRopeScoresF64", [&] {
+  return api::Guarded("posenc::reference::RelativeRopeScoresF64", [&] {
     if (scores64 == nullptr) return Status(StatusCode::kInvalidArgument, "scores64 is null");
     api::PreparedRerope prep;
     Status st = api::PrepareRerope(tensors, params, &prep);

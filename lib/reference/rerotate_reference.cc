@@ -13,7 +13,7 @@
 namespace posenc {
 namespace reference {
 Status RerotateRope(const Tensor& k, const Tensor& k_out, const RerotateParams& params) {
-  return core::Guarded("posenc::reference::RerotateRope", [&] {
+  return api::Guarded("posenc::reference::RerotateRope", [&] {
     api::PreparedRerotate prep;
     Status st = api::PrepareRerotate(k, k_out, params, &prep);
     if (!st.ok()) return st;

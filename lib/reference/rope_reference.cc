@@ -71,7 +71,7 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
 }  // namespace
 
 Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
-  return core::Guarded("posenc::reference::ApplyRope", [&] {
+  return api::Guarded("posenc::reference::ApplyRope", [&] {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;
@@ -84,7 +84,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
 
 Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
                     double* k_out64) {
-  return core::Guarded("posenc::reference::ApplyRopeF64", [&] {
+  return api::Guarded("posenc::reference::ApplyRopeF64", [&] {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;

@@ -47,7 +47,7 @@ void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
 }
 
 Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out) {
-  return core::Guarded("posenc::reference sinusoidal", [&] {
+  return api::Guarded("posenc::reference sinusoidal", [&] {
     api::PreparedSinusoidal prep;
     Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
@@ -59,7 +59,7 @@ Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const Embe
 
 Status RunF64(const SinusoidalParams& params, const EmbeddingView* x, const EmbeddingView& out,
               double* dst) {
-  return core::Guarded("posenc::reference sinusoidal", [&] {
+  return api::Guarded("posenc::reference sinusoidal", [&] {
     api::PreparedSinusoidal prep;
     Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
