@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "lib/kernels/rerope_plan.h"
+#include "lib/core/rerope_plan.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/score_baseline.cc"

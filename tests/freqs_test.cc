@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/freqs/det_math.h"
-#include "lib/kernels/rerope_plan.h"  // DeterministicLn
+#include "lib/core/distance_map.h"  // DeterministicLn
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
 #include "tests/rope_test_util.h"
@@ -403,7 +403,7 @@ TEST(DetMathTest, ExactCasesAndCorrectRounding) {
   std::printf("DetPow/DetExp/DetLog: worst %.4f ulp against long double\n", worst);
 }
 
-// ReRoPE's kLog distance map (lib/kernels/distance_map.cc) uses its own ln, not libm's.
+// ReRoPE's kLog distance map (lib/core/distance_map.cc) uses its own ln, not libm's.
 TEST(DistanceMapTest, DeterministicLogMatchesLibm) {
   // kLog's ln over [1, 2^62): within 3 ulp of libm's (measured 2.0; libm is within ~0.5).
   uint64_t s = 12345;

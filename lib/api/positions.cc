@@ -4,7 +4,7 @@
 #include <string>
 
 #include "lib/api/tensor_checks.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 
 namespace posenc {
 namespace api {

@@ -6,15 +6,16 @@
 #include <cmath>
 #include <new>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
+#include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/rerope_prepare.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"
+#include "lib/core/rerope_plan.h"
 #include "lib/freqs/scaling.h"
-#include "lib/kernels/rerope_plan.h"
 #include "lib/parallel/split.h"
 
 namespace posenc {
@@ -47,9 +48,9 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
     const int64_t tile_bytes = plan.tile_k * plan.kv_heads * plan.head_dim * elem +
                                plan.tile_q * plan.heads * plan.head_dim * elem +
                                plan.tile_q * plan.tile_k * plan.heads * 4;
-    const auto tiles = plan.dtype == DType::kBF16  ? kernels::ReropeTilesBF16
-                       : plan.dtype == DType::kF16 ? kernels::ReropeTilesF16
-                                                   : kernels::ReropeTilesF32;
+    kernels::RowKernel<kernels::ReropePlan> tiles = nullptr;
+    st = api::ChooseKernel(kernels::KernelOp::kReropeTiles, plan.dtype, &tiles);
+    if (!st.ok()) return st;
     parallel::ForEachRange(plan.tiles(), tile_bytes, params.exec,
                            [&plan, tiles](int64_t begin, int64_t end) { tiles(plan, begin, end); });
     return Status::Ok();

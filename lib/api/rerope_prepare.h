@@ -5,7 +5,7 @@
 
 #include "lib/api/positions.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/kernels/rerope_plan.h"
+#include "lib/core/rerope_plan.h"
 #include "posenc/rerope.h"
 #include "posenc/status.h"
 

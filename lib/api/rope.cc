@@ -4,13 +4,14 @@
 #include <cmath>
 #include <new>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
+#include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "lib/parallel/split.h"
 #include "posenc/rope.h"
 
@@ -29,13 +30,13 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     for (int i = 0; i < plan.num_io; ++i) {
       bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
     }
-    if (plan.num_streams > 1) {  // M-RoPE with multi-stream ids
-      parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::MRopeTokensF32,
-                             kernels::MRopeTokensBF16, kernels::MRopeTokensF16);
-    } else {
-      parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::RopeTokensF32,
-                             kernels::RopeTokensBF16, kernels::RopeTokensF16);
-    }
+    // M-RoPE with multi-stream ids, else plain RoPE.
+    const kernels::KernelOp op =
+        plan.num_streams > 1 ? kernels::KernelOp::kMRope : kernels::KernelOp::kRope;
+    kernels::RowKernel<kernels::RopePlan> rows = nullptr;
+    st = api::ChooseKernel(op, plan.dtype, &rows);
+    if (!st.ok()) return st;
+    parallel::ForEachToken(plan, bytes_per_token, params.exec, rows);
     return Status::Ok();
   });
 }

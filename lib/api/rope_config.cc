@@ -5,7 +5,7 @@
 #include <new>
 #include <string>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/positions.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/tensor_checks.h"

@@ -8,7 +8,7 @@
 
 #include "lib/api/positions.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "posenc/rope.h"
 #include "posenc/status.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/tensor_checks.h"
 #include "posenc/rope.h"

@@ -3,13 +3,14 @@
 #include <cmath>
 #include <new>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
+#include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/sinusoidal_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/kernels/sinusoidal_plan.h"
+#include "lib/core/sinusoidal_plan.h"
 #include "lib/parallel/split.h"
 #include "posenc/sinusoidal.h"
 
@@ -216,8 +217,10 @@ Status Run(const SinusoidalParams& params, const EmbeddingView* x, const Embeddi
     const kernels::SinusoidalPlan& plan = prep.plan;
     const int64_t bytes_per_token =
         (x != nullptr ? 2 : 1) * plan.d_model * static_cast<int64_t>(DTypeSize(plan.dtype));
-    parallel::ForEachToken(plan, bytes_per_token, params.exec, kernels::SinusoidalTokensF32,
-                           kernels::SinusoidalTokensBF16, kernels::SinusoidalTokensF16);
+    kernels::RowKernel<kernels::SinusoidalPlan> rows = nullptr;
+    st = api::ChooseKernel(kernels::KernelOp::kSinusoidal, plan.dtype, &rows);
+    if (!st.ok()) return st;
+    parallel::ForEachToken(plan, bytes_per_token, params.exec, rows);
     return Status::Ok();
   });
 }

@@ -4,7 +4,7 @@
 
 #include "lib/api/positions.h"
 #include "lib/freqs/inv_freq.h"
-#include "lib/kernels/sinusoidal_plan.h"
+#include "lib/core/sinusoidal_plan.h"
 #include "posenc/sinusoidal.h"
 
 namespace posenc {

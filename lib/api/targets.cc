@@ -7,7 +7,7 @@
 #include "hwy/targets.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/kernels/registry.h"
 #include "posenc/targets.h"
 
 namespace posenc {

@@ -3,9 +3,9 @@
 #define POSENC_LIB_API_TENSOR_CHECKS_H_
 
 #include <cstdint>
-#include <sstream>
 #include <string>
 
+#include "lib/core/status_util.h"
 #include "posenc/status.h"
 #include "posenc/tensor.h"
 
@@ -16,14 +16,7 @@ namespace api {
 // hold: 2^32 (16 GiB of f32), a documented limit rather than an attempt at any allocation.
 constexpr int64_t kMaxTableElements = int64_t{1} << 32;
 
-// Builds a message from streamable parts: Err(StatusCode::kInvalidArgument, "q.shape[0] = ", n).
-template <typename... Parts>
-Status Err(StatusCode code, const Parts&... parts) {
-  std::ostringstream os;
-  os.precision(17);
-  (os << ... << parts);
-  return Status(code, os.str());
-}
+using core::Err;  // lib/core/status_util.h
 
 // Shape "[a, b, c, d]" and strides for messages.
 std::string ShapeString(const int64_t* dims, int rank);

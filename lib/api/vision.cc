@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/api/tensor_checks.h"
+#include "lib/core/status_util.h"
 #include "lib/freqs/hf_families.h"
 #include "lib/freqs/json_fields.h"
 #include "lib/freqs/scaling.h"
@@ -32,17 +32,11 @@
 namespace posenc {
 namespace {
 
-using api::Err;
+using core::Err;
 using freqs::json;
 constexpr auto kInvalid = StatusCode::kInvalidArgument;
 // A bound on the layer count a config may give (the per-layer list is allocated from it).
 constexpr int64_t kMaxLayers = 65536;
-
-#define POSENC_RETURN_IF_ERROR(expr) \
-  do {                               \
-    Status _st = (expr);             \
-    if (!_st.ok()) return _st;       \
-  } while (0)
 
 // Where a model's fields are read: the text config, then the family's aliases, then the family's
 // defaults (the config class's __init__ defaults).

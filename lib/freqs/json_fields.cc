@@ -2,13 +2,13 @@
 
 #include <cmath>
 
-#include "lib/api/tensor_checks.h"
+#include "lib/core/status_util.h"
 
 namespace posenc {
 namespace freqs {
 namespace {
 
-using api::Err;
+using core::Err;
 constexpr auto kInvalid = StatusCode::kInvalidArgument;
 
 // The JSON value as written, shortened for messages.

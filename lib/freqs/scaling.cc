@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "lib/api/tensor_checks.h"
+#include "lib/core/status_util.h"
 #include "lib/freqs/det_math.h"
 #include "lib/freqs/inv_freq.h"
 #include "posenc/freqs.h"
@@ -19,7 +19,7 @@ namespace posenc {
 namespace freqs {
 namespace {
 
-using api::Err;
+using core::Err;
 constexpr auto kInvalid = StatusCode::kInvalidArgument;
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
@@ -480,8 +480,8 @@ const char* RopeTypeName(RopeType type) {
 
 Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies* out) {
   try {
-    if (out == nullptr) return api::Err(freqs::kInvalid, "out is null");
-    if (seq_len < 0) return api::Err(freqs::kInvalid, "seq_len = ", seq_len, ": must be >= 0 (0 = unknown)");
+    if (out == nullptr) return core::Err(freqs::kInvalid, "out is null");
+    if (seq_len < 0) return core::Err(freqs::kInvalid, "seq_len = ", seq_len, ": must be >= 0 (0 = unknown)");
     int64_t r = 0;
     Status st = freqs::ValidateConfig(c, &r);
     if (!st.ok()) return st;

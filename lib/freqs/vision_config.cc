@@ -25,14 +25,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/api/tensor_checks.h"
+#include "lib/core/status_util.h"
 #include "lib/freqs/json_fields.h"
 #include "posenc/vision.h"
 
 namespace posenc {
 namespace {
 
-using api::Err;
+using core::Err;
 using freqs::json;
 constexpr auto kInvalid = StatusCode::kInvalidArgument;
 

@@ -1,7 +1,8 @@
-// Dispatch TU for the public bf16 / f16 <-> f32 conversions (posenc/half.h).
+// Dispatch TU for the bf16 / f16 <-> f32 conversions behind posenc/half.h (lib/api/convert.cc).
 #include <cstddef>
 #include <cstdint>
 
+#include "lib/kernels/registry.h"
 #include "posenc/tensor.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -31,39 +32,16 @@ void FromF32Impl(const float* src, size_t n, DType dtype, void* dst) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "lib/api/targets_internal.h"
-#include "lib/api/tensor_checks.h"
-#include "posenc/half.h"
-
 namespace posenc {
 HWY_EXPORT(ToF32Impl);
 HWY_EXPORT(FromF32Impl);
-
-namespace {
-Status CheckConvert(const void* src, const void* dst, DType dtype, size_t n) {
-  const Status& env = api::EnsureTargetsInitialized();
-  if (!env.ok()) return env;
-  if (dtype != DType::kF32 && dtype != DType::kBF16 && dtype != DType::kF16) {
-    return api::Err(StatusCode::kInvalidArgument, "dtype = ", static_cast<int>(dtype),
-                    ": not a posenc::DType");
-  }
-  if (n == 0) return Status::Ok();
-  if (src == nullptr) return Status(StatusCode::kInvalidArgument, "src is null");
-  if (dst == nullptr) return Status(StatusCode::kInvalidArgument, "dst is null");
-  return Status::Ok();
+namespace kernels {
+void ToF32(const void* src, DType dtype, size_t n, float* dst) {
+  HWY_DYNAMIC_DISPATCH(ToF32Impl)(src, dtype, n, dst);
 }
-}  // namespace
-
-Status ConvertToF32(const void* src, DType dtype, size_t n, float* dst) {
-  Status st = CheckConvert(src, dst, dtype, n);
-  if (st.ok() && n != 0) HWY_DYNAMIC_DISPATCH(ToF32Impl)(src, dtype, n, dst);
-  return st;
+void FromF32(const float* src, size_t n, DType dtype, void* dst) {
+  HWY_DYNAMIC_DISPATCH(FromF32Impl)(src, n, dtype, dst);
 }
-
-Status ConvertFromF32(const float* src, size_t n, DType dtype, void* dst) {
-  Status st = CheckConvert(src, dst, dtype, n);
-  if (st.ok() && n != 0) HWY_DYNAMIC_DISPATCH(FromF32Impl)(src, n, dtype, dst);
-  return st;
-}
+}  // namespace kernels
 }  // namespace posenc
 #endif

@@ -22,7 +22,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "lib/kernels/rope-inl.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "lib/kernels/rope_tokens-inl.h"
 #include "lib/kernels/sincos-inl.h"
 
@@ -148,23 +148,17 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   }
 }
 
-template <class T, bool kF64>
-void MRopeTokensA(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
-  if (plan.interleaved) {
-    if (plan.inverse) return MRopeTokensT<T, kF64, true, true>(plan, begin, end);
-    return MRopeTokensT<T, kF64, true, false>(plan, begin, end);
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+struct MRopeTokensKernel {
+  static void Run(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+    MRopeTokensT<T, kF64, kInterleaved, kInverse>(plan, begin, end);
   }
-  if (plan.inverse) return MRopeTokensT<T, kF64, false, true>(plan, begin, end);
-  return MRopeTokensT<T, kF64, false, false>(plan, begin, end);
-}
+};
 
-// f32 honours plan.f64_arithmetic; half types always compute in f32 (as RopeTokens).
+// The same variant ladder as RopeTokens (rope_tokens-inl.h RopeVariant).
 template <class T>
 void MRopeTokens(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (plan.f64_arithmetic) return MRopeTokensA<T, true>(plan, begin, end);
-  }
-  MRopeTokensA<T, false>(plan, begin, end);
+  RopeVariant<MRopeTokensKernel, T>(plan, begin, end);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -33,7 +33,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/kernels/half-inl.h"
-#include "lib/kernels/rerope_plan.h"
+#include "lib/core/rerope_plan.h"
 #include "lib/kernels/score_dot-inl.h"
 #include "lib/kernels/sincos-inl.h"
 

@@ -1,31 +1,4 @@
-// Dispatch TU: RelativeRopeScores on bf16 q/k (one TU per dtype so -j2 overlaps their compilation).
-#include <cstdint>
-
-#include "lib/kernels/rerope_plan.h"
-
-#undef HWY_TARGET_INCLUDE
+// Dispatch TU: RelativeRopeScores tiles on bf16 q/k (one TU per dtype so -j2 overlaps compilation).
+#define POSENC_DTYPE BF16
 #define HWY_TARGET_INCLUDE "lib/kernels/rerope_bf16.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
-#include "lib/kernels/rerope-inl.h"
-
-HWY_BEFORE_NAMESPACE();
-namespace posenc {
-namespace HWY_NAMESPACE {
-void ReropeTilesBF16Impl(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
-  ReropeTiles<hwy::bfloat16_t>(plan, begin, end);
-}
-}  // namespace HWY_NAMESPACE
-}  // namespace posenc
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
-namespace posenc {
-HWY_EXPORT(ReropeTilesBF16Impl);
-namespace kernels {
-void ReropeTilesBF16(const ReropePlan& plan, int64_t begin, int64_t end) {
-  HWY_DYNAMIC_DISPATCH(ReropeTilesBF16Impl)(plan, begin, end);
-}
-}  // namespace kernels
-}  // namespace posenc
-#endif
+#include "lib/kernels/rerope_static-inl.h"

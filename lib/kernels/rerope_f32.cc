@@ -1,41 +1,4 @@
-// Dispatch TU: RelativeRopeScores on f32 q/k, and the cos/sin rows by distance of
-// RelativeRopeTable (the same row code the tiles use on the fly).
-#include <cstdint>
-
-#include "lib/kernels/rerope_plan.h"
-
-#undef HWY_TARGET_INCLUDE
+// Dispatch TU: RelativeRopeScores tiles on f32 q/k (one TU per dtype so -j2 overlaps compilation).
+#define POSENC_DTYPE F32
 #define HWY_TARGET_INCLUDE "lib/kernels/rerope_f32.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
-#include "lib/kernels/rerope-inl.h"
-
-HWY_BEFORE_NAMESPACE();
-namespace posenc {
-namespace HWY_NAMESPACE {
-void ReropeTilesF32Impl(const kernels::ReropePlan& plan, int64_t begin, int64_t end) {
-  ReropeTiles<float>(plan, begin, end);
-}
-void ReropeRowsImpl(const double* inv_freq, int64_t half, double m2, const DistanceMap& map,
-                    int64_t first, int64_t count, double* rows) {
-  DistanceRows(inv_freq, static_cast<size_t>(half), m2, map, first, count, rows);
-}
-}  // namespace HWY_NAMESPACE
-}  // namespace posenc
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
-namespace posenc {
-HWY_EXPORT(ReropeTilesF32Impl);
-HWY_EXPORT(ReropeRowsImpl);
-namespace kernels {
-void ReropeTilesF32(const ReropePlan& plan, int64_t begin, int64_t end) {
-  HWY_DYNAMIC_DISPATCH(ReropeTilesF32Impl)(plan, begin, end);
-}
-void ReropeRows(const double* inv_freq, int64_t half, double m2, const DistanceMap& map,
-                int64_t first, int64_t count, double* rows) {
-  HWY_DYNAMIC_DISPATCH(ReropeRowsImpl)(inv_freq, half, m2, map, first, count, rows);
-}
-}  // namespace kernels
-}  // namespace posenc
-#endif
+#include "lib/kernels/rerope_static-inl.h"

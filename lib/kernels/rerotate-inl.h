@@ -21,7 +21,7 @@
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
-#include "lib/kernels/rerotate_plan.h"
+#include "lib/core/rerotate_plan.h"
 #include "lib/kernels/rope-inl.h"
 #include "lib/kernels/rope_tokens-inl.h"
 #include "lib/kernels/sincos-inl.h"

@@ -1,7 +1,7 @@
 // Dispatch TU: fused re-rotation (RerotateRope) on f32, bf16 and f16 tensors.
 #include <cstdint>
 
-#include "lib/kernels/rerotate_plan.h"
+#include "lib/kernels/registry.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels/rerotate.cc"

@@ -1,31 +1,4 @@
-// Dispatch TU: RoPE on f16 tensors (one TU per dtype so -j2 overlaps their compilation).
-#include <cstdint>
-
-#include "lib/kernels/rope_plan.h"
-
-#undef HWY_TARGET_INCLUDE
+// Dispatch TU: RoPE and M-RoPE on f16 tensors (one TU per dtype so -j2 overlaps compilation).
+#define POSENC_DTYPE F16
 #define HWY_TARGET_INCLUDE "lib/kernels/rope_f16.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
-#include "lib/kernels/rope_tokens-inl.h"
-
-HWY_BEFORE_NAMESPACE();
-namespace posenc {
-namespace HWY_NAMESPACE {
-void RopeTokensF16Impl(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
-  RopeTokens<hwy::float16_t>(plan, begin, end);
-}
-}  // namespace HWY_NAMESPACE
-}  // namespace posenc
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
-namespace posenc {
-HWY_EXPORT(RopeTokensF16Impl);
-namespace kernels {
-void RopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end) {
-  HWY_DYNAMIC_DISPATCH(RopeTokensF16Impl)(plan, token_begin, token_end);
-}
-}  // namespace kernels
-}  // namespace posenc
-#endif
+#include "lib/kernels/rope_static-inl.h"

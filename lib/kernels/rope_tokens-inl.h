@@ -1,6 +1,7 @@
 // Per-target RoPE over a range of tokens for storage type T (float, hwy::bfloat16_t,
 // hwy::float16_t): per token one f32 cos/sin row (computed, or fetched from a table or a cache of
-// any dtype), then every head of q and k. Each dtype's dispatch TU instantiates RopeTokens<T>.
+// any dtype), then every head of q and k. Each dtype's dispatch TU instantiates RopeTokens<T>
+// (lib/kernels/rope_static-inl.h).
 
 #if defined(POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_
@@ -17,7 +18,7 @@
 #include "hwy/highway.h"
 #include "lib/kernels/half-inl.h"
 #include "lib/kernels/rope-inl.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "lib/kernels/sincos-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -119,23 +120,37 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   if (streamed) FenceStreamingStores();
 }
 
-template <class T, bool kF64>
-void RopeTokensA(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
-  if (plan.interleaved) {
-    if (plan.inverse) return RopeTokensT<T, kF64, true, true>(plan, begin, end);
-    return RopeTokensT<T, kF64, true, false>(plan, begin, end);
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+struct RopeTokensKernel {
+  static void Run(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+    RopeTokensT<T, kF64, kInterleaved, kInverse>(plan, begin, end);
   }
-  if (plan.inverse) return RopeTokensT<T, kF64, false, true>(plan, begin, end);
-  return RopeTokensT<T, kF64, false, false>(plan, begin, end);
+};
+
+// The variant ladder of every token kernel over a RopePlan (RoPE here, M-RoPE in
+// mrope_tokens-inl.h): Kernel<T, kF64, kInterleaved, kInverse>::Run for the plan's layout and
+// direction; f32 honours plan.f64_arithmetic, half types always compute in f32.
+template <template <class, bool, bool, bool> class Kernel, class T, bool kF64>
+void RopeVariantLayout(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  if (plan.interleaved) {
+    if (plan.inverse) return Kernel<T, kF64, true, true>::Run(plan, begin, end);
+    return Kernel<T, kF64, true, false>::Run(plan, begin, end);
+  }
+  if (plan.inverse) return Kernel<T, kF64, false, true>::Run(plan, begin, end);
+  return Kernel<T, kF64, false, false>::Run(plan, begin, end);
 }
 
-// f32 honours plan.f64_arithmetic; half types always compute in f32.
+template <template <class, bool, bool, bool> class Kernel, class T>
+void RopeVariant(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (plan.f64_arithmetic) return RopeVariantLayout<Kernel, T, true>(plan, begin, end);
+  }
+  RopeVariantLayout<Kernel, T, false>(plan, begin, end);
+}
+
 template <class T>
 void RopeTokens(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (plan.f64_arithmetic) return RopeTokensA<T, true>(plan, begin, end);
-  }
-  RopeTokensA<T, false>(plan, begin, end);
+  RopeVariant<RopeTokensKernel, T>(plan, begin, end);
 }
 
 }  // namespace HWY_NAMESPACE

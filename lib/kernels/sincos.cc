@@ -1,7 +1,7 @@
 // Dispatch TU for cos/sin rows (RopeTable, and later the sinusoidal tables) and the target name.
 #include <cstdint>
 
-#include "lib/kernels/rope_plan.h"
+#include "lib/kernels/registry.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels/sincos.cc"

@@ -22,9 +22,9 @@
 #include "hwy/highway.h"
 #include "lib/kernels/convert-inl.h"
 #include "lib/kernels/half-inl.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "lib/kernels/sincos-inl.h"
-#include "lib/kernels/sinusoidal_plan.h"
+#include "lib/core/sinusoidal_plan.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc {

@@ -26,14 +26,11 @@ constexpr int64_t kTaskBytes = 64 * 1024;
 void ForEachRange(int64_t items, int64_t bytes_per_item, const Execution& exec,
                   const std::function<void(int64_t, int64_t)>& body);
 
-// Runs the row kernel of plan.dtype (f32 / bf16 / f16) over every token of `plan`.
-template <class Plan>
-using RowKernel = void (*)(const Plan&, int64_t, int64_t);
+// Runs `rows` (the row kernel lib/api picked for the plan, lib/kernels/registry.h) over every
+// token of `plan`. The parallel layer only splits: it never chooses a kernel.
 template <class Plan>
 void ForEachToken(const Plan& plan, int64_t bytes_per_token, const Execution& exec,
-                  RowKernel<Plan> f32, RowKernel<Plan> bf16, RowKernel<Plan> f16) {
-  const RowKernel<Plan> rows =
-      plan.dtype == DType::kBF16 ? bf16 : plan.dtype == DType::kF16 ? f16 : f32;
+                  void (*rows)(const Plan&, int64_t, int64_t)) {
   ForEachRange(plan.tokens(), bytes_per_token, exec,
                [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
 }

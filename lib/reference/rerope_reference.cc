@@ -7,9 +7,9 @@
 #include <limits>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/rerope_prepare.h"
-#include "lib/kernels/rerope_plan.h"
+#include "lib/core/rerope_plan.h"
 #include "lib/reference/elements.h"
 #include "posenc/rerope.h"
 

@@ -7,7 +7,7 @@
 #include <new>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/reference/elements.h"
 #include "posenc/rope.h"

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "lib/api/guard.h"
+#include "lib/core/guard.h"
 #include "lib/api/sinusoidal_prepare.h"
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "lib/reference/elements.h"
 #include "posenc/sinusoidal.h"
 

@@ -1,12 +1,12 @@
 // Internal: the validated description of one RerotateRope call (posenc/shift.h): keys rotated at
 // the from side's positions and rows are re-rotated to the to side's (rope) in one pass, angle_i =
 // p_to * w_to[i] - p_from * w_from[i] per pair.
-#ifndef POSENC_LIB_KERNELS_REROTATE_PLAN_H_
-#define POSENC_LIB_KERNELS_REROTATE_PLAN_H_
+#ifndef POSENC_LIB_CORE_REROTATE_PLAN_H_
+#define POSENC_LIB_CORE_REROTATE_PLAN_H_
 
 #include <cstdint>
 
-#include "lib/kernels/rope_plan.h"
+#include "lib/core/rope_plan.h"
 #include "posenc/rope.h"
 
 namespace posenc {
@@ -34,11 +34,7 @@ struct RerotatePlan {
   int64_t tokens() const { return rope.tokens(); }
 };
 
-void RerotateTokensF32(const RerotatePlan& plan, int64_t token_begin, int64_t token_end);
-void RerotateTokensBF16(const RerotatePlan& plan, int64_t token_begin, int64_t token_end);
-void RerotateTokensF16(const RerotatePlan& plan, int64_t token_begin, int64_t token_end);
-
 }  // namespace kernels
 }  // namespace posenc
 
-#endif  // POSENC_LIB_KERNELS_REROTATE_PLAN_H_
+#endif  // POSENC_LIB_CORE_REROTATE_PLAN_H_

@@ -1,7 +1,7 @@
 // Internal: a validated sinusoidal call (table write or fused add), read by the kernels and the
 // reference. Built only by lib/api/sinusoidal.cc.
-#ifndef POSENC_LIB_KERNELS_SINUSOIDAL_PLAN_H_
-#define POSENC_LIB_KERNELS_SINUSOIDAL_PLAN_H_
+#ifndef POSENC_LIB_CORE_SINUSOIDAL_PLAN_H_
+#define POSENC_LIB_CORE_SINUSOIDAL_PLAN_H_
 
 #include <cstdint>
 
@@ -28,12 +28,7 @@ struct SinusoidalPlan {
   int64_t tokens() const { return batch * seq; }
 };
 
-// Dispatched (best target): tokens [begin, end) of a plan whose x/out dtype is f32 / bf16 / f16.
-void SinusoidalTokensF32(const SinusoidalPlan& plan, int64_t begin, int64_t end);
-void SinusoidalTokensBF16(const SinusoidalPlan& plan, int64_t begin, int64_t end);
-void SinusoidalTokensF16(const SinusoidalPlan& plan, int64_t begin, int64_t end);
-
 }  // namespace kernels
 }  // namespace posenc
 
-#endif  // POSENC_LIB_KERNELS_SINUSOIDAL_PLAN_H_
+#endif  // POSENC_LIB_CORE_SINUSOIDAL_PLAN_H_

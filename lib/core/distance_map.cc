@@ -3,7 +3,7 @@
 // the same bits on every machine, and the kernels and posenc::reference share it.
 #include <cmath>
 
-#include "lib/kernels/rerope_plan.h"
+#include "lib/core/distance_map.h"
 
 namespace posenc {
 namespace kernels {

@@ -1,6 +1,6 @@
 // Internal: the exception barrier of every public entry point. No exception leaves posenc.
-#ifndef POSENC_LIB_API_GUARD_H_
-#define POSENC_LIB_API_GUARD_H_
+#ifndef POSENC_LIB_CORE_GUARD_H_
+#define POSENC_LIB_CORE_GUARD_H_
 
 #include <new>
 #include <string>
@@ -8,7 +8,7 @@
 #include "posenc/status.h"
 
 namespace posenc {
-namespace api {
+namespace core {
 
 // Returns body(), or kInternal when it throws (out of memory, or anything unexpected).
 template <class Body>
@@ -22,7 +22,12 @@ Status Guarded(const char* what, const Body& body) {
   }
 }
 
+}  // namespace core
+
+// The public entries (lib/api) and the oracles spell it api::Guarded.
+namespace api {
+using core::Guarded;
 }  // namespace api
 }  // namespace posenc
 
-#endif  // POSENC_LIB_API_GUARD_H_
+#endif  // POSENC_LIB_CORE_GUARD_H_

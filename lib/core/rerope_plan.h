@@ -1,11 +1,12 @@
 // Internal: the validated, flattened description of one RelativeRopeScores call that the tile
 // kernels, the parallel split and the reference read. Built only by lib/api (PrepareRerope).
-#ifndef POSENC_LIB_KERNELS_REROPE_PLAN_H_
-#define POSENC_LIB_KERNELS_REROPE_PLAN_H_
+#ifndef POSENC_LIB_CORE_REROPE_PLAN_H_
+#define POSENC_LIB_CORE_REROPE_PLAN_H_
 
 #include <cstdint>
 
-#include "lib/kernels/rope_plan.h"  // PositionOf
+#include "lib/core/distance_map.h"  // MappedDistance (the kernels and the reference)
+#include "lib/core/rope_plan.h"     // PositionOf
 #include "posenc/rerope.h"
 #include "posenc/rope.h"
 
@@ -51,27 +52,7 @@ inline void ScoreTileSizes(int64_t q_len, int64_t k_len, int64_t* tile_q, int64_
   *tile_k = k_len < k ? k_len : k;
 }
 
-// f(a) for a distance a >= 0 (DistanceMap semantics), in double: kExact a; kCap min(a, w);
-// kLeaky w + (a - w) / leak beyond w; kLog w * (1 + LnOfDistanceRatio(a / w)) beyond w. The map
-// is valid (validated by lib/api).
-double MappedDistance(const DistanceMap& map, int64_t a);
-
-// Natural logarithm of finite x >= 1 from exactly rounded +, -, *, / only (frexp reduction, an
-// atanh series), so every machine gives the same bits; within 3 ulp of ln(x) (tested).
-double DeterministicLn(double x);
-
-// Dispatched entry points (best target of this CPU). Tiles [begin, end) of a plan whose q/k
-// dtype is f32 / bf16 / f16.
-void ReropeTilesF32(const ReropePlan& plan, int64_t begin, int64_t end);
-void ReropeTilesBF16(const ReropePlan& plan, int64_t begin, int64_t end);
-void ReropeTilesF16(const ReropePlan& plan, int64_t begin, int64_t end);
-
-// Rows for distances first .. first + count - 1 (row j at rows + j * 2 * half), the values the
-// tile kernels compute on the fly.
-void ReropeRows(const double* inv_freq, int64_t half, double m2, const DistanceMap& map,
-                int64_t first, int64_t count, double* rows);
-
 }  // namespace kernels
 }  // namespace posenc
 
-#endif  // POSENC_LIB_KERNELS_REROPE_PLAN_H_
+#endif  // POSENC_LIB_CORE_REROPE_PLAN_H_

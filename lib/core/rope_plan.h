@@ -1,7 +1,8 @@
-// Internal: the validated, flattened description of one RoPE call that the row kernels, the
-// parallel split and the reference all read. Built only by lib/api (PrepareRope); kernels trust it.
-#ifndef POSENC_LIB_KERNELS_ROPE_PLAN_H_
-#define POSENC_LIB_KERNELS_ROPE_PLAN_H_
+// Internal (lib/core): the validated, flattened description of one RoPE call that the row kernels,
+// the parallel split and the reference all read. Built only by lib/api (PrepareRope); kernels trust
+// it. The namespace names its reader (kernels); the kernels are listed in lib/kernels/registry.h.
+#ifndef POSENC_LIB_CORE_ROPE_PLAN_H_
+#define POSENC_LIB_CORE_ROPE_PLAN_H_
 
 #include <cstdint>
 
@@ -91,24 +92,7 @@ inline bool StreamsOutputs(const RopePlan& plan) {
   return bytes >= kStreamingStoreBytes;
 }
 
-// Dispatched entry points (best target of this CPU, see posenc/targets.h).
-// Rotate tokens [token_begin, token_end) of a plan whose q/k dtype is f32 / bf16 / f16.
-void RopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void RopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void RopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-// M-RoPE tokens (plan.num_streams > 1): per token the cos/sin row with angle_i =
-// p[pair_stream[i]] * inv_freq[i] (or table / cache row p[pair_stream[i]] per pair), then the
-// same head rotation as RopeTokens*.
-void MRopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void MRopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void MRopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-// cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half.
-void CosSinRows(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
-                int64_t count, float* cos, float* sin);
-// Name of the target the kernels dispatch to ("AVX2", ...).
-const char* DispatchedTargetName();
-
 }  // namespace kernels
 }  // namespace posenc
 
-#endif  // POSENC_LIB_KERNELS_ROPE_PLAN_H_
+#endif  // POSENC_LIB_CORE_ROPE_PLAN_H_
