@@ -15,40 +15,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli_test_util.h"
+
 namespace {
 
-const std::string kCli = POSENC_CLI_PATH;
-
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-Result RunCli(const std::string& args) {
-  const std::string cmd = kCli + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = posenc::test::CliResult;
+using posenc::test::RunCli;
 
 std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/posenc_cli_hostile_" + std::to_string(getpid()) + "_" +
-         name;
-}
-
-bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-int Lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
+  return posenc::test::CliTempPath("posenc_cli_hostile", name);
 }
 
 // A .npy file with exactly this header text (format 1.0) and `data` bytes after it; or, for
@@ -86,10 +61,10 @@ void ExpectCleanFailure(const std::string& args, const std::string& needle, cons
   std::remove(out.c_str());
   const Result r = RunCli(args);
   EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << args << "\n" << r.output;
+  EXPECT_EQ(posenc::test::CountLines(r.output), 1) << args << "\n" << r.output;
   EXPECT_EQ(r.output.rfind("posenc: error: ", 0), 0u) << r.output;
   EXPECT_NE(r.output.find(needle), std::string::npos) << "lacks \"" << needle << "\": " << r.output;
-  EXPECT_FALSE(Exists(out)) << args;
+  EXPECT_FALSE(posenc::test::FileExists(out)) << args;
 }
 
 class CliHostileTest : public ::testing::Test {

@@ -2,6 +2,8 @@
 // pairs, dtypes, --q-offset, --config), causal masking, and bad arguments (exit code 2, one line
 // naming the problem, no output file).
 #include <gtest/gtest.h>
+
+#include "tests/cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,37 +23,14 @@
 namespace posenc {
 namespace {
 
-const std::string kCli = POSENC_CLI_PATH;
-const std::string kConfigs = std::string(POSENC_SOURCE_DIR) + "/tools/configs/";
-
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-Result RunCli(const std::string& args) {
-  FILE* pipe = popen((kCli + " " + args + " 2>&1").c_str(), "r");
-  Result r{-1, ""};
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = test::CliResult;
+using test::RunCli;
 
 std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/posenc_cli_rerope_" + std::to_string(getpid()) + "_" +
-         name;
+  return test::CliTempPath("posenc_cli_rerope", name);
 }
 
-bool Exists(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f) std::fclose(f);
-  return f != nullptr;
-}
+const std::string kConfigs = std::string(POSENC_SOURCE_DIR) + "/tools/configs/";
 
 // Deterministic values in [-2, 2) as an .npy of `descr` ('<f4', '<f2' or '<u2' bf16 bits).
 npy::Array Values(const std::string& descr, std::vector<int64_t> shape, uint32_t seed) {
@@ -211,7 +190,7 @@ TEST(CliReropeTest, BadArgumentsExitTwoWithOneLineAndNoOutput) {
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << "\n" << r.output;
-    EXPECT_FALSE(Exists(f.out)) << args;
+    EXPECT_FALSE(test::FileExists(f.out)) << args;
     std::remove(f.out.c_str());
   }
   std::remove(kh.c_str());

@@ -22,6 +22,7 @@
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
 #include "posenc/vision.h"
+#include "tests/cli_test_util.h"
 #include "tests/rope_test_util.h"
 #include "tests/shared_data.h"
 #include "tools/posenc/npy.h"
@@ -29,43 +30,14 @@
 namespace posenc {
 namespace {
 
-const std::string kCli = POSENC_CLI_PATH;
-const std::string kConfigs = std::string(POSENC_SOURCE_DIR) + "/tools/configs/";
-
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-Result RunCli(const std::string& args, const std::string& env = "") {
-  const std::string cmd = env + " " + kCli + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = test::CliResult;
+using test::RunCli;
 
 std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/posenc_cli_test_" + std::to_string(getpid()) + "_" + name;
+  return test::CliTempPath("posenc_cli_test", name);
 }
 
-bool Exists(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f) std::fclose(f);
-  return f != nullptr;
-}
-
-int Lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+const std::string kConfigs = std::string(POSENC_SOURCE_DIR) + "/tools/configs/";
 
 TEST(CliTest, InfoListsTargets) {
   const Result r = RunCli("info");
@@ -83,7 +55,7 @@ TEST(CliTest, MaxTargetEnvironmentCapsAndRejectsUnknownNames) {
   EXPECT_NE(r.output.find("chosen target:     " + compiled.back()), std::string::npos) << r.output;
   r = RunCli("info", "POSENC_MAX_TARGET=AVX9");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_EQ(test::CountLines(r.output), 1) << r.output;
   EXPECT_NE(r.output.find("POSENC_MAX_TARGET = \"AVX9\""), std::string::npos) << r.output;
 }
 
@@ -179,9 +151,9 @@ TEST(CliTest, BadArgumentsExitTwoWithOneLineAndNoOutput) {
   for (const auto& [args, needle] : cases) {
     const Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << args << "\n" << r.output;
+    EXPECT_EQ(test::CountLines(r.output), 1) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
-    EXPECT_FALSE(Exists(out)) << args;
+    EXPECT_FALSE(test::FileExists(out)) << args;
     std::remove(out.c_str());
   }
   std::remove(qp.c_str());
@@ -202,7 +174,7 @@ TEST(CliTest, FreqsPrintsRoundTrippableJson) {
   EXPECT_EQ(j["attention_factor"].get<double>(), f.attention_factor);
   const Result bad = RunCli("freqs --config " + kConfigs + "nonexistent.json");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(Lines(bad.output), 1) << bad.output;
+  EXPECT_EQ(test::CountLines(bad.output), 1) << bad.output;
 }
 
 TEST(CliTest, RopeWithConfigMatchesLibrary) {
@@ -286,11 +258,11 @@ TEST(CliTest, RopeMRopeStreamPositions) {
   r = RunCli("rope --q " + qp + " --positions " + pp + " --out-q " + oq);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("multi-stream ids need mrope sections"), std::string::npos) << r.output;
-  EXPECT_FALSE(Exists(oq));
+  EXPECT_FALSE(test::FileExists(oq));
   r = RunCli("rope --q " + qp + " --positions " + pp + " --mrope-section 16,24,23 --out-q " + oq);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("sums to 63"), std::string::npos) << r.output;
-  EXPECT_FALSE(Exists(oq));
+  EXPECT_FALSE(test::FileExists(oq));
   for (const std::string& f : {qp, pp}) std::remove(f.c_str());
 }
 
@@ -326,10 +298,10 @@ TEST(CliTest, VisionRopeGridAndPositions) {
   Result r = RunCli("vision-rope --q " + qp + " --grid 1,4,5 --out-q " + oq);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("spatial_merge_size = 2"), std::string::npos) << r.output;
-  EXPECT_FALSE(Exists(oq));
+  EXPECT_FALSE(test::FileExists(oq));
   r = RunCli("vision-rope --q " + qp + " --grid 1,4,4 --out-q " + oq);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_FALSE(Exists(oq));
+  EXPECT_FALSE(test::FileExists(oq));
   for (const std::string& f : {qp, pp}) std::remove(f.c_str());
 }
 
@@ -439,7 +411,7 @@ TEST(CliTest, FreqsLayerTypes) {
   const std::string gemma = kConfigs + "gemma-3-4b-it.json";
   Result r = RunCli("freqs --config " + gemma);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_EQ(test::CountLines(r.output), 1) << r.output;
   EXPECT_NE(r.output.find("(sliding_attention, full_attention): pass --layer-type"), std::string::npos) << r.output;
   r = RunCli("freqs --config " + gemma + " --layer-type full_attention");
   ASSERT_EQ(r.code, 0) << r.output;
@@ -458,7 +430,7 @@ TEST(CliTest, FreqsLayerTypes) {
   EXPECT_FALSE(j.contains("mrope_section"));
   r = RunCli("freqs --config " + gemma + " --layer-type global");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_EQ(test::CountLines(r.output), 1) << r.output;
   EXPECT_NE(r.output.find("--layer-type global: not a RoPE layer type of this model (sliding_attention, full_attention)"),
             std::string::npos) << r.output;
   // A single-type model accepts its one type name and nothing else.
@@ -520,7 +492,7 @@ TEST(CliTest, RopeWithConfigFollowsItsPairsAndLayerTypes) {
             library(*sliding, PairLayout::kFromConfig));
   const Result multi = RunCli("rope --q " + qp + " --config " + kConfigs + "gemma-3-4b-it.json --out-q " + oq);
   EXPECT_EQ(multi.code, 2);
-  EXPECT_EQ(Lines(multi.output), 1) << multi.output;
+  EXPECT_EQ(test::CountLines(multi.output), 1) << multi.output;
   EXPECT_NE(multi.output.find("pass --layer-type"), std::string::npos) << multi.output;
   const Result no_config = RunCli("rope --q " + qp + " --layer-type full_attention --out-q " + oq);
   EXPECT_EQ(no_config.code, 2) << no_config.output;
@@ -567,8 +539,8 @@ TEST(CliTest, SinusoidalWritesTheLibraryTable) {
                                   std::string("sinusoidal --dim 4 --count 2 --convention x --out ") + out}) {
     r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << args << "\n" << r.output;
-    EXPECT_FALSE(Exists(out)) << args;
+    EXPECT_EQ(test::CountLines(r.output), 1) << args << "\n" << r.output;
+    EXPECT_FALSE(test::FileExists(out)) << args;
   }
   std::remove(ip.c_str());
 }

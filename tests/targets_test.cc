@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "posenc/targets.h"
+#include "posenc/version.h"
 
 namespace posenc {
 namespace {
@@ -15,7 +16,16 @@ TEST(TargetsTest, ReportsCompiledSupportedAndChosen) {
   ASSERT_FALSE(compiled.empty());
   ASSERT_FALSE(supported.empty());
   EXPECT_EQ(ChosenTarget(), supported.front());
-  EXPECT_STREQ(Version(), "0.1.0");
+}
+
+// The library's version string is the one posenc/version.h states, and that is MAJOR.MINOR.PATCH
+// of its own macros (all generated from project(VERSION)).
+TEST(TargetsTest, VersionMatchesTheHeaderMacros) {
+  const std::string from_macros = std::to_string(POSENC_VERSION_MAJOR) + "." +
+                                  std::to_string(POSENC_VERSION_MINOR) + "." +
+                                  std::to_string(POSENC_VERSION_PATCH);
+  EXPECT_EQ(from_macros, POSENC_VERSION_STRING);
+  EXPECT_STREQ(Version(), POSENC_VERSION_STRING);
 }
 
 TEST(TargetsTest, CapSelectsEachSupportedTargetAndResets) {

@@ -8,7 +8,8 @@
 # public API run against libposenc.so), and the Python package (pip install of this checkout, then
 # pytest: API, ONNX backend node cases, onnx.reference and onnxruntime differential). Set
 # POSENC_SHARED_DIR if shared/ is not beside the repository (tests that need it skip, naming the
-# missing file); POSENC_SKIP_CROSS=1 skips the aarch64 part (it is on by default and in CI).
+# missing file); every stage but the aarch64 one builds with POSENC_WERROR=ON (warnings are
+# errors); POSENC_SKIP_CROSS=1 skips the aarch64 part (it is on by default and in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Let ccache share results between checkouts in different folders (CI builds a fresh clone).
@@ -20,7 +21,7 @@ shared=()
 [ -n "${POSENC_SHARED_DIR:-}" ] && shared=(-DPOSENC_SHARED_DIR="$POSENC_SHARED_DIR")
 
 start=$(date +%s)
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release "${shared[@]}"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOSENC_WERROR=ON "${shared[@]}"
 cmake --build build/release -j"$jobs"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 echo "test.sh: release build + tests took $(( $(date +%s) - start )) s"
@@ -29,7 +30,8 @@ echo "test.sh: release build + tests took $(( $(date +%s) - start )) s"
 # included) also runs with clang's EMU128 fallback target; the fuzz targets share this build.
 start=$(date +%s)
 CC=clang CXX=clang++ cmake -S . -B build/clang-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON -DPOSENC_BUILD_BENCH=OFF "${shared[@]}"
+  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON -DPOSENC_BUILD_BENCH=OFF \
+  -DPOSENC_WERROR=ON "${shared[@]}"
 cmake --build build/clang-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/clang-asan --output-on-failure -j"$jobs" -E '^consumer_test$'
@@ -51,7 +53,7 @@ fi
 # and static copies) and the benchmark front end ran in the release stage.
 start=$(date +%s)
 CC=clang-14 CXX=clang++-14 cmake -S . -B build/clang-shared -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DBUILD_SHARED_LIBS=ON "${shared[@]}"
+  -DBUILD_SHARED_LIBS=ON -DPOSENC_WERROR=ON "${shared[@]}"
 cmake --build build/clang-shared -j"$jobs"
 ctest --test-dir build/clang-shared --output-on-failure -j"$jobs" \
   -E '^(bench_quick_and_roofline|consumer_test)$'
@@ -64,7 +66,8 @@ start=$(date +%s)
 . tools/python_env.sh
 rm -rf build/python-site
 "$POSENC_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
-  --no-deps --no-index --config-settings=build-dir=build/python-wheel --target build/python-site .
+  --no-deps --no-index --config-settings=build-dir=build/python-wheel \
+  --config-settings=cmake.define.POSENC_WERROR=ON --target build/python-site .
 POSENC_SHARED_DIR="${POSENC_SHARED_DIR:-$PWD/../shared}" PYTHONPATH="$PWD/build/python-site" \
   "$POSENC_VENV/bin/python" -m pytest -p no:cacheprovider -rs python/tests
 echo "test.sh: python package build + tests took $(( $(date +%s) - start )) s"

@@ -23,15 +23,9 @@ namespace posenc {
 POSENC_API Status ConvertToF32(const void* src, DType dtype, size_t n, float* dst);
 POSENC_API Status ConvertFromF32(const float* src, size_t n, DType dtype, void* dst);
 
-namespace reference {
-// Scalar oracles, written independently of the SIMD code (exponent/mantissa arithmetic in double
-// with std::nearbyint). RoundTo* rounds a double once, RNE; the *ToDouble are exact.
-POSENC_API uint16_t RoundToBF16(double v);
-POSENC_API uint16_t RoundToF16(double v);
-POSENC_API double BF16ToDouble(uint16_t bits);
-POSENC_API double F16ToDouble(uint16_t bits);
-}  // namespace reference
-
 }  // namespace posenc
+
+// The double-precision oracles of this header's calls (posenc::reference).
+#include "posenc/reference.h"
 
 #endif  // POSENC_HALF_H_

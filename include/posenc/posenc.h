@@ -23,14 +23,11 @@
 #include <stdint.h>
 
 #include "posenc/export.h"
+#include "posenc/version.h" /* POSENC_VERSION_MAJOR / _MINOR / _PATCH / _STRING */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define POSENC_VERSION_MAJOR 0
-#define POSENC_VERSION_MINOR 1
-#define POSENC_VERSION_PATCH 0
 
 typedef enum posenc_status {
   POSENC_OK = 0,

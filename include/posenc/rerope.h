@@ -42,6 +42,10 @@
 
 namespace posenc {
 
+// Declared here too: posenc/reference.h may bring this header in while posenc/freqs.h is still
+// being read (freqs.h -> rope.h -> reference.h -> rerope.h).
+struct RopeConfig;
+
 enum class DistanceMode { kExact = 0, kCap = 1, kLeaky = 2, kLog = 3 };
 POSENC_API const char* DistanceModeName(DistanceMode mode);  // "exact", "cap", "leaky", "log"
 
@@ -116,29 +120,9 @@ class POSENC_API RelativeRopeTable {
   std::vector<double> rows_;
 };
 
-namespace reference {
-// The same call in plain scalar double (libm cos/sin of the same double angles, the cos/sin
-// algebra (qx kx + qy ky) cos + (qx ky - qy kx) sin, compensated summation), rounded once to f32.
-// Same validation and messages as posenc::RelativeRopeScores.
-POSENC_API Status RelativeRopeScores(const RelativeRopeTensors& tensors,
-                                     const RelativeRopeParams& params);
-
-// Unrounded doubles into scores64 and, if not null, the magnitude M of each score (see the
-// accuracy contract; 0 for masked scores) into magnitude64, both contiguous
-// [batch, heads, q_len, k_len]. The tensors' scores view is validated but not written.
-POSENC_API Status RelativeRopeScoresF64(const RelativeRopeTensors& tensors,
-                                        const RelativeRopeParams& params, double* scores64,
-                                        double* magnitude64);
-
-// f(d) as posenc evaluates it (double), d any signed distance: f(-d) = -f(d). Assumes a valid map.
-POSENC_API double MappedDistance(const DistanceMap& map, int64_t d);
-
-// The accuracy contract for one score: 0.5 ulp(score) + C * 2^-53 * magnitude with
-// C = floor(rotary_dim / 16) + floor((head_dim - rotary_dim) / 8) + 16.
-POSENC_API double RelativeRopeErrorBound(float score, double magnitude, int64_t head_dim,
-                                         int64_t rotary_dim);
-}  // namespace reference
-
 }  // namespace posenc
+
+// The double-precision oracles of this header's calls (posenc::reference).
+#include "posenc/reference.h"
 
 #endif  // POSENC_REROPE_H_

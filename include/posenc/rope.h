@@ -39,6 +39,7 @@
 #include <memory>
 #include <vector>
 
+#include "posenc/positions.h"
 #include "posenc/status.h"
 #include "posenc/tensor.h"
 
@@ -49,59 +50,6 @@ namespace posenc {
 // explicitly override a config's layout.
 enum class PairLayout { kHalf = 0, kInterleaved = 1, kFromConfig = 2 };
 POSENC_API const char* PairLayoutName(PairLayout pairs);  // "half", "interleaved", "from_config"
-
-// Which position each token (b, s) has.
-struct Positions {
-  enum class Kind { kOffset, kPerBatchOffsets, kIds32, kIds64, kStreamIds32, kStreamIds64 };
-  Kind kind = Kind::kOffset;
-  int64_t offset = 0;                      // kOffset: p = offset + s
-  const int64_t* batch_offsets = nullptr;  // kPerBatchOffsets: p = batch_offsets[b] + s, [batch]
-  const int32_t* ids32 = nullptr;          // kIds32: p = ids32[b * seq + s], [batch, seq]
-  const int64_t* ids64 = nullptr;          // kIds64: p = ids64[b * seq + s], [batch, seq]
-  // kStreamIds32 / kStreamIds64 (M-RoPE): `streams` position streams per token, ids32 / ids64
-  // [streams, batch, seq] (HF's position_ids [3, batch, seq] for (t, h, w)): stream j of token
-  // (b, s) is ids[(j * batch + b) * seq + s]. Only ApplyRope with RopeParams::mrope (or a
-  // config with mrope_section) accepts them; every other entry rejects them.
-  int64_t streams = 0;
-
-  static Positions Offset(int64_t start) {
-    Positions p;
-    p.offset = start;
-    return p;
-  }
-  static Positions PerBatch(const int64_t* offsets) {
-    Positions p;
-    p.kind = Kind::kPerBatchOffsets;
-    p.batch_offsets = offsets;
-    return p;
-  }
-  static Positions Ids(const int32_t* ids) {
-    Positions p;
-    p.kind = Kind::kIds32;
-    p.ids32 = ids;
-    return p;
-  }
-  static Positions Ids(const int64_t* ids) {
-    Positions p;
-    p.kind = Kind::kIds64;
-    p.ids64 = ids;
-    return p;
-  }
-  static Positions StreamIds(const int32_t* ids, int64_t num_streams) {
-    Positions p;
-    p.kind = Kind::kStreamIds32;
-    p.ids32 = ids;
-    p.streams = num_streams;
-    return p;
-  }
-  static Positions StreamIds(const int64_t* ids, int64_t num_streams) {
-    Positions p;
-    p.kind = Kind::kStreamIds64;
-    p.ids64 = ids;
-    p.streams = num_streams;
-    return p;
-  }
-};
 
 // Multimodal RoPE (M-RoPE): which position stream each rotary pair i < rotary_dim / 2 takes its
 // angle from; angle_i = p[stream(i)] * inv_freq[i], everything else as plain RoPE.
@@ -235,34 +183,9 @@ class POSENC_API RopeTable {
   std::vector<float> cos_, sin_;
 };
 
-namespace reference {
-// The same API evaluated with plain scalar loops in double precision (libm cos/sin of the double
-// angle), rounded once to the output type. Same validation and error messages as posenc::ApplyRope.
-// Slow; it is the oracle the tests hold the SIMD kernels to.
-POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
-
-// The unrounded double results: q_out64 / k_out64 receive contiguous [batch, seq, heads, head_dim]
-// doubles (every element, pass-through ones included) for q / k; either may be null to skip it.
-// The tensors' own outputs are not written.
-POSENC_API Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double* q_out64,
-                    double* k_out64);
-
-// ulp(m): the spacing of f32 numbers at |m| (2^-149 for subnormal and zero m); UlpOf for any
-// dtype (bf16: 2^(e-7), f16: 2^(e-10), subnormal spacing below the normal range).
-POSENC_API double UlpF32(double m);
-POSENC_API double UlpOf(DType dtype, double m);
-
-// The accuracy measure of the contract: the largest |out - exact| over all elements of `out` (a
-// view of any dtype), in ulp (of out's dtype) of M = max(|x|, |y|) of the element's input pair
-// from `in` (the input values before the call, same shape). `exact` is contiguous
-// [batch, seq, heads, head_dim] as written by ApplyRopeF64. Pass-through elements (index >=
-// rotary_dim) must equal the input bit for bit, and a NaN output where exact is not NaN counts as
-// an error: either returns +inf. Pairs outside the contract's domain are skipped: an input that
-// is not finite, or 2M above the largest finite value of out's dtype (the output may overflow).
-POSENC_API double MaxPairUlpError(const Tensor& out, const Tensor& in, const double* exact,
-                       int64_t rotary_dim, PairLayout pairs);
-}  // namespace reference
-
 }  // namespace posenc
+
+// The double-precision oracles of this header's calls (posenc::reference).
+#include "posenc/reference.h"
 
 #endif  // POSENC_ROPE_H_

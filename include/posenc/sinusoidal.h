@@ -99,16 +99,9 @@ class POSENC_API SinusoidalTable {
   std::vector<float> values_;
 };
 
-namespace reference {
-// Double-precision oracles (libm sin/cos of the double angle), same validation and messages.
-// WriteSinusoidalF64 / AddSinusoidalF64 write contiguous [batch, seq, d_model] doubles.
-POSENC_API Status WriteSinusoidal(const SinusoidalParams& params, const EmbeddingView& out);
-POSENC_API Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
-                     const EmbeddingView* out = nullptr);
-POSENC_API Status WriteSinusoidalF64(const SinusoidalParams& params, const EmbeddingView& shape, double* out);
-POSENC_API Status AddSinusoidalF64(const SinusoidalParams& params, const EmbeddingView& x, double* out);
-}  // namespace reference
-
 }  // namespace posenc
+
+// The double-precision oracles of this header's calls (posenc::reference).
+#include "posenc/reference.h"
 
 #endif  // POSENC_SINUSOIDAL_H_

@@ -20,7 +20,9 @@ enum class StatusCode {
   kInternal = 4,         // an unexpected failure inside the library (e.g. out of memory)
 };
 
-class Status {
+// [[nodiscard]]: every ignored Status is a compiler warning (an error with POSENC_WERROR=ON); a
+// caller that means to drop one casts it to void and says why.
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "posenc/status.h"
+#include "posenc/version.h"
 
 namespace posenc {
 
-POSENC_API const char* Version();  // "MAJOR.MINOR.PATCH"
+// The linked library's version, "MAJOR.MINOR.PATCH" (POSENC_VERSION_STRING of its build).
+POSENC_API const char* Version();
 
 // Target names compiled into this build, best first ("AVX3", ..., "SCALAR" or "EMU128").
 POSENC_API std::vector<std::string> CompiledTargets();

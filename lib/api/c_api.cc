@@ -14,6 +14,37 @@
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
 
+// The C enums are the C++ ones, value for value (the C API casts one to the other).
+static_assert(POSENC_OK == static_cast<int>(posenc::StatusCode::kOk) &&
+                  POSENC_INVALID_ARGUMENT == static_cast<int>(posenc::StatusCode::kInvalidArgument) &&
+                  POSENC_OUT_OF_RANGE == static_cast<int>(posenc::StatusCode::kOutOfRange) &&
+                  POSENC_UNSUPPORTED == static_cast<int>(posenc::StatusCode::kUnsupported) &&
+                  POSENC_INTERNAL == static_cast<int>(posenc::StatusCode::kInternal),
+              "posenc_status must match posenc::StatusCode");
+static_assert(POSENC_F32 == static_cast<int>(posenc::DType::kF32) &&
+                  POSENC_BF16 == static_cast<int>(posenc::DType::kBF16) &&
+                  POSENC_F16 == static_cast<int>(posenc::DType::kF16),
+              "posenc_dtype must match posenc::DType");
+static_assert(POSENC_ARITH_F64 == static_cast<int>(posenc::RotationArithmetic::kF64) &&
+                  POSENC_ARITH_F32 == static_cast<int>(posenc::RotationArithmetic::kF32),
+              "posenc_arithmetic must match posenc::RotationArithmetic");
+static_assert(POSENC_POSITIONS_OFFSET == static_cast<int>(posenc::Positions::Kind::kOffset) &&
+                  POSENC_POSITIONS_PER_BATCH == static_cast<int>(posenc::Positions::Kind::kPerBatchOffsets) &&
+                  POSENC_POSITIONS_IDS32 == static_cast<int>(posenc::Positions::Kind::kIds32) &&
+                  POSENC_POSITIONS_IDS64 == static_cast<int>(posenc::Positions::Kind::kIds64) &&
+                  POSENC_POSITIONS_STREAM_IDS32 == static_cast<int>(posenc::Positions::Kind::kStreamIds32) &&
+                  POSENC_POSITIONS_STREAM_IDS64 == static_cast<int>(posenc::Positions::Kind::kStreamIds64),
+              "posenc_positions_kind must match posenc::Positions::Kind");
+static_assert(POSENC_SINUSOIDAL_INTERLEAVED == static_cast<int>(posenc::SinusoidalLayout::kInterleaved) &&
+                  POSENC_SINUSOIDAL_CONCAT_SIN_COS == static_cast<int>(posenc::SinusoidalLayout::kConcatSinCos) &&
+                  POSENC_SINUSOIDAL_CONCAT_COS_SIN == static_cast<int>(posenc::SinusoidalLayout::kConcatCosSin),
+              "posenc_sinusoidal_layout must match posenc::SinusoidalLayout");
+static_assert(POSENC_SPACING_PAPER == static_cast<int>(posenc::FrequencySpacing::kPaper) &&
+                  POSENC_SPACING_T2T == static_cast<int>(posenc::FrequencySpacing::kTensor2Tensor),
+              "posenc_frequency_spacing must match posenc::FrequencySpacing");
+// posenc_source has no one C++ twin: ToRopeParams maps each value explicitly (CosSinSource::Kind
+// and CosSinCache::Kind), and rejects any other value.
+
 struct posenc_sinusoidal_table {
   std::shared_ptr<const posenc::SinusoidalTable> table;
 };

@@ -8,6 +8,13 @@
 #include "posenc/posenc.h"
 #include "posenc/rerope.h"
 
+// The C enum is the C++ one, value for value.
+static_assert(POSENC_DISTANCE_EXACT == static_cast<int>(posenc::DistanceMode::kExact) &&
+                  POSENC_DISTANCE_CAP == static_cast<int>(posenc::DistanceMode::kCap) &&
+                  POSENC_DISTANCE_LEAKY == static_cast<int>(posenc::DistanceMode::kLeaky) &&
+                  POSENC_DISTANCE_LOG == static_cast<int>(posenc::DistanceMode::kLog),
+              "posenc_distance_mode must match posenc::DistanceMode");
+
 struct posenc_rerope_table {
   std::shared_ptr<const posenc::RelativeRopeTable> table;
 };

@@ -6,6 +6,12 @@
 #include "posenc/posenc.h"
 #include "posenc/shift.h"
 
+// The C enum is the C++ one, value for value.
+static_assert(POSENC_SHIFT_UNIFORM == static_cast<int>(posenc::ShiftParams::DeltaKind::kUniform) &&
+                  POSENC_SHIFT_PER_BATCH == static_cast<int>(posenc::ShiftParams::DeltaKind::kPerBatch) &&
+                  POSENC_SHIFT_PER_TOKEN == static_cast<int>(posenc::ShiftParams::DeltaKind::kPerToken),
+              "posenc_shift_kind must match posenc::ShiftParams::DeltaKind");
+
 using posenc::capi::RawEnum;
 
 // The C enums this file casts to their C++ twins are those twins.

@@ -7,6 +7,11 @@
 #include "posenc/posenc.h"
 #include "posenc/vision.h"
 
+// The C enum is the C++ one, value for value.
+static_assert(POSENC_VISION_QWEN_VL == static_cast<int>(posenc::VisionRopeKind::kQwenVL) &&
+                  POSENC_VISION_PIXTRAL == static_cast<int>(posenc::VisionRopeKind::kPixtral),
+              "posenc_vision_kind must match posenc::VisionRopeKind");
+
 using posenc::capi::RawEnum;
 
 static_assert(static_cast<int>(posenc::VisionRopeKind::kQwenVL) == POSENC_VISION_QWEN_VL &&

@@ -89,7 +89,7 @@ const Status& EnsureTargetsInitialized() {
 }
 }  // namespace api
 
-const char* Version() { return "0.1.0"; }
+const char* Version() { return POSENC_VERSION_STRING; }
 
 std::vector<std::string> CompiledTargets() { return Names(HWY_TARGETS); }
 

@@ -10,6 +10,12 @@
 // same hardware instruction). Every target then returns IEEE RNE results; the reproducibility
 // and hash tests plant Inf, NaN, overflow and subnormals to hold all of them to it.
 
+// Fast-math would break the contract silently (reassociation, contraction, no NaN/Inf): refuse it.
+// (convert-inl.h and half-inl.h both carry this check; every kernel TU includes one of them.)
+#ifdef __FAST_MATH__
+#error "posenc must not be compiled with -ffast-math: its kernels rely on exactly rounded IEEE operations (docs/math.md)"
+#endif
+
 #if defined(POSENC_LIB_KERNELS_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_CONVERT_INL_H_
 #undef POSENC_LIB_KERNELS_CONVERT_INL_H_

@@ -18,6 +18,12 @@
 // target against one scalar oracle), so f16 results are identical on every target.
 // Storage types are hwy::bfloat16_t / hwy::float16_t, accessed as uint16_t bits.
 
+// Fast-math would break the contract silently (reassociation, contraction, no NaN/Inf): refuse it.
+// (convert-inl.h and half-inl.h both carry this check; every kernel TU includes one of them.)
+#ifdef __FAST_MATH__
+#error "posenc must not be compiled with -ffast-math: its kernels rely on exactly rounded IEEE operations (docs/math.md)"
+#endif
+
 #if defined(POSENC_LIB_KERNELS_HALF_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_LIB_KERNELS_HALF_INL_H_
 #undef POSENC_LIB_KERNELS_HALF_INL_H_

@@ -3,6 +3,7 @@ layouts, zero-copy in place on views, dtype round trips, positions, caches, tabl
 sinusoidal encodings, target capping, the GIL, and bad input (message, and nothing written)."""
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import threading
 import time
@@ -48,6 +49,9 @@ def normal(rng, shape, dtype=np.float32):
 def test_info_names_the_targets():
     info = posenc.info()
     assert info["version"] == posenc.__version__
+    # The installed distribution's version (pyproject.toml's regex on project(VERSION)) is the
+    # extension's (posenc/version.h, generated from project(VERSION)).
+    assert importlib.metadata.version("posenc") == posenc.__version__
     assert info["chosen_target"] in info["supported_targets"]
     assert set(info["supported_targets"]) <= set(info["compiled_targets"])
     assert info["target_environment"] == ""

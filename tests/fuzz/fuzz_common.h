@@ -4,6 +4,8 @@
 //     everything on a failed call) is one comparison against the arena's first image;
 //   - the targets to compare: the best one this CPU runs, the fallback (SCALAR with g++, EMU128
 //     with clang) and one more chosen by the input;
+//   - RunOnTargets / CheckOnlyOutputsChanged: one call on each of them and on the reference, with
+//     the status, nothing-written-on-failure and bytes-outside-the-outputs checks;
 //   - Check(): a failed expectation prints what and aborts, which libFuzzer reports with the input.
 #ifndef POSENC_TESTS_FUZZ_FUZZ_COMMON_H_
 #define POSENC_TESTS_FUZZ_FUZZ_COMMON_H_
@@ -79,6 +81,58 @@ inline std::vector<int64_t> TargetsToCompare(uint8_t pick) {
 
 inline bool SameStatus(const Status& a, const Status& b) {
   return a.code() == b.code() && a.message() == b.message();
+}
+
+// Runs `call` (-> Status) once per target of `targets`, then `reference` (-> Status) with the
+// dispatch reset, each on a fresh copy of the arena's first image, and checks what every
+// differential target checks: each target returns the reference's status (its code, and its
+// message unless kInternal), and a failed call changed no byte of the arena (guards, inputs and
+// outputs alike). Returns whether the reference succeeded; *after receives the arena's bytes
+// after each target's run.
+template <class Call, class Reference>
+bool RunOnTargets(Arena& arena, const std::vector<int64_t>& targets, const Call& call,
+                  const Reference& reference, std::vector<std::vector<unsigned char>>* after) {
+  std::vector<Status> status;
+  after->clear();
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    arena.Reset();
+    status.push_back(call());
+    after->push_back(arena.Live());
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  arena.Reset();
+  const Status ref = reference();
+  for (size_t i = 0; i < status.size(); ++i) {
+    Check(status[i].code() == ref.code() &&
+              (ref.code() == StatusCode::kInternal || status[i].message() == ref.message()),
+          std::string(hwy::TargetName(targets[i])) + " status \"" + status[i].message() +
+              "\" vs reference \"" + ref.message() + "\"");
+  }
+  if (!ref.ok()) {
+    for (size_t i = 0; i < after->size(); ++i) {
+      Check((*after)[i] == arena.image(), std::string("failed call wrote on ") +
+                                              hwy::TargetName(targets[i]) + ": " + ref.message());
+    }
+    Check(arena.Live() == arena.image(), "failed reference call wrote: " + ref.message());
+  }
+  return ref.ok();
+}
+
+// After a successful RunOnTargets: every target left the same bytes, and only bytes marked in
+// `written` (one flag per arena byte: inside an output view) differ from the first image.
+inline void CheckOnlyOutputsChanged(const Arena& arena, const std::vector<int64_t>& targets,
+                                    const std::vector<std::vector<unsigned char>>& after,
+                                    const std::vector<char>& written) {
+  for (size_t i = 0; i < after.size(); ++i) {
+    Check(after[i] == after[0], std::string("output bits differ between ") +
+                                    hwy::TargetName(targets[0]) + " and " +
+                                    hwy::TargetName(targets[i]));
+  }
+  for (size_t e = 0; e < written.size(); ++e) {
+    Check(written[e] || after[0][e] == arena.image()[e],
+          "byte " + std::to_string(e) + " outside the output views changed");
+  }
 }
 
 // A double from the input biased to interesting values: one of `common` most of the time,

@@ -7,6 +7,8 @@
 
 #include "CLI/CLI.hpp"
 #include "posenc/model.h"
+#include "posenc/rope.h"
+#include "tools/posenc/npy.h"
 
 namespace posenc {
 namespace cli {
@@ -31,6 +33,18 @@ void AddBench(CLI::App& app);  // only when built with the benchmarks (POSENC_CL
 // The RoPE layer type `layer_type` of a model ("" = the model's only RoPE); a UsageError naming
 // the valid types otherwise (cmd_freqs.cc).
 const RopeLayerType& SelectLayerType(const ModelRope& model, const std::string& layer_type);
+
+// The outputs of a q/k command (rope, vision-rope; cmd_rope.cc): arrays shaped like q and k,
+// wired into *t as q_out and, when t->k is present, k_out.
+struct QKOutputs {
+  npy::Array q, k;
+};
+QKOutputs AttachOutputs(const npy::Array& q, const npy::Array& k, RopeTensors* t);
+// Writes out.q to path_q and, when with_k, out.k to path_k. If the second write fails the first
+// file is removed, so a failed command leaves no output file (main.cc's contract); the .npy
+// writer's message is thrown as std::runtime_error.
+void SaveOutputs(const QKOutputs& out, bool with_k, const std::string& path_q,
+                 const std::string& path_k);
 
 }  // namespace cli
 }  // namespace posenc

@@ -90,14 +90,7 @@ void RunRope(const RopeArgs& args) {
     t.k = ViewOf("--k", k, args.layout, args.num_kv_heads > 0 ? args.num_kv_heads : args.num_heads,
                  args.dtype);
   }
-  npy::Array out_q{q.descr, q.shape, std::vector<unsigned char>(q.bytes.size())};
-  npy::Array out_k{k.descr, k.shape, std::vector<unsigned char>(k.bytes.size())};
-  t.q_out = t.q;
-  t.q_out.data = out_q.bytes.data();
-  if (t.k.present()) {
-    t.k_out = t.k;
-    t.k_out.data = out_k.bytes.data();
-  }
+  QKOutputs out = AttachOutputs(q, k, &t);  // t.q_out / t.k_out point into out
 
   RopeParams p;
   // Default: the config's layout with --config, else half.
@@ -201,15 +194,32 @@ void RunRope(const RopeArgs& args) {
     st = ApplyRope(t, p);
   }
   if (!st.ok()) throw UsageError(st.message());
-  std::string err = npy::Save(args.out_q, out_q);
-  if (err.empty() && t.k.present()) {
-    err = npy::Save(args.out_k, out_k);
-    if (!err.empty()) std::remove(args.out_q.c_str());
-  }
-  if (!err.empty()) throw std::runtime_error(err);
+  SaveOutputs(out, t.k.present(), args.out_q, args.out_k);
 }
 
 }  // namespace
+
+QKOutputs AttachOutputs(const npy::Array& q, const npy::Array& k, RopeTensors* t) {
+  QKOutputs out{{q.descr, q.shape, std::vector<unsigned char>(q.bytes.size())},
+                {k.descr, k.shape, std::vector<unsigned char>(k.bytes.size())}};
+  t->q_out = t->q;
+  t->q_out.data = out.q.bytes.data();
+  if (t->k.present()) {
+    t->k_out = t->k;
+    t->k_out.data = out.k.bytes.data();
+  }
+  return out;
+}
+
+void SaveOutputs(const QKOutputs& out, bool with_k, const std::string& path_q,
+                 const std::string& path_k) {
+  std::string err = npy::Save(path_q, out.q);
+  if (err.empty() && with_k) {
+    err = npy::Save(path_k, out.k);
+    if (!err.empty()) std::remove(path_q.c_str());
+  }
+  if (!err.empty()) throw std::runtime_error(err);
+}
 
 void AddRope(CLI::App& app) {
   auto args = std::make_shared<RopeArgs>();

@@ -69,14 +69,7 @@ void RunVision(VisionArgs args) {
     k = Load("--k", args.k);
     t.k = TensorBSHD(k.bytes.data(), DType::kF32, k.shape[0], k.shape[1], k.shape[2], k.shape[3]);
   }
-  npy::Array out_q{q.descr, q.shape, std::vector<unsigned char>(q.bytes.size())};
-  npy::Array out_k{k.descr, k.shape, std::vector<unsigned char>(k.bytes.size())};
-  t.q_out = t.q;
-  t.q_out.data = out_q.bytes.data();
-  if (t.k.present()) {
-    t.k_out = t.k;
-    t.k_out.data = out_k.bytes.data();
-  }
+  QKOutputs out = AttachOutputs(q, k, &t);  // t.q_out / t.k_out point into out
   VisionRopeParams p;
   p.kind = args.kind == "pixtral"  ? VisionRopeKind::kPixtral
            : args.kind == "llama4" ? VisionRopeKind::kLlama4
@@ -117,12 +110,7 @@ void RunVision(VisionArgs args) {
   p.rows_cols64 = rc.data();
   const Status st = ApplyVisionRope(t, p);
   if (!st.ok()) throw UsageError(st.message());
-  std::string err = npy::Save(args.out_q, out_q);
-  if (err.empty() && t.k.present()) {
-    err = npy::Save(args.out_k, out_k);
-    if (!err.empty()) std::remove(args.out_q.c_str());
-  }
-  if (!err.empty()) throw std::runtime_error(err);
+  SaveOutputs(out, t.k.present(), args.out_q, args.out_k);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "posenc/targets.h"
 #include "tools/posenc/cli.h"
 
 namespace {
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
   try {
     CLI::App app{"posenc: SIMD positional encodings (RoPE, sinusoidal) on the CPU"};
     app.require_subcommand(1);
+    // The linked library's version (posenc info prints it too, with the SIMD targets).
+    app.set_version_flag("--version", std::string("posenc ") + posenc::Version());
     posenc::cli::AddInfo(app);
     posenc::cli::AddRope(app);
     posenc::cli::AddDemo(app);
@@ -45,6 +48,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
       return app.exit(e);
     }
   } catch (const CLI::ParseError& e) {
