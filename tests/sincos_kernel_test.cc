@@ -290,7 +290,9 @@ HWY_NOINLINE void TestCosSinSpecialValues() {
       EXPECT_EQ(s[j], t) << t;  // sin(t) = t exactly for |t| < 2^-27 (r^3 term vanishes)
       // The sign of a zero is not part of the contract: sin(-0) comes out +0 (k = +0, and
       // -0 + (+0) = +0 in the polynomial), on every target alike.
-      if (t != 0.0) EXPECT_EQ(std::signbit(s[j]), std::signbit(t)) << t;
+      if (t != 0.0) {
+        EXPECT_EQ(std::signbit(s[j]), std::signbit(t)) << t;
+      }
     }
   }
 }
