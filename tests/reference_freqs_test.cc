@@ -83,6 +83,14 @@ void ExpectAgree(const RopeConfig& c, int64_t seq_len, const std::string& what,
                              << mine.attention_factor << ", reference " << ref.attention_factor;
 }
 
+// Prints what each rope type's comparisons used (run at the end of every grid test).
+void PrintMaxima() {
+  for (const auto& [type, ulps] : MaxUlps()) {
+    std::printf("posenc vs reference, %s: max %.3f double ulp, %.3f of the allowance\n",
+                RopeTypeName(type), ulps.first, ulps.second);
+  }
+}
+
 RopeConfig Base(RopeType t, double theta, int64_t head_dim) {
   RopeConfig c;
   c.rope_type = t;
@@ -114,6 +122,7 @@ TEST(ReferenceFreqsTest, DefaultLinearNtk) {
       }
     }
   }
+  PrintMaxima();
 }
 
 TEST(ReferenceFreqsTest, Dynamic) {
@@ -131,6 +140,7 @@ TEST(ReferenceFreqsTest, Dynamic) {
       }
     }
   }
+  PrintMaxima();
 }
 
 TEST(ReferenceFreqsTest, Yarn) {
@@ -164,6 +174,7 @@ TEST(ReferenceFreqsTest, Yarn) {
       }
     }
   }
+  PrintMaxima();
 }
 
 TEST(ReferenceFreqsTest, Llama3) {
@@ -184,6 +195,7 @@ TEST(ReferenceFreqsTest, Llama3) {
       }
     }
   }
+  PrintMaxima();
 }
 
 TEST(ReferenceFreqsTest, LongRope) {
@@ -209,6 +221,7 @@ TEST(ReferenceFreqsTest, LongRope) {
       }
     }
   }
+  PrintMaxima();
 }
 
 TEST(ReferenceFreqsTest, Proportional) {
@@ -224,6 +237,7 @@ TEST(ReferenceFreqsTest, Proportional) {
       }
     }
   }
+  PrintMaxima();
 }
 
 // The reference's InvFreqFromBase is what reference::ApplyRope uses for freqs.base: the angle of
@@ -285,13 +299,6 @@ TEST(ReferenceFreqsTest, MatchTheHfPort) {
   EXPECT_GT(checked, 1000u);
   std::printf("reference vs HF port: %zu frequencies, largest relative difference %.3g\n", checked,
               worst);
-}
-
-TEST(ReferenceFreqsTest, ZPrintMaxima) {
-  for (const auto& [type, ulps] : MaxUlps()) {
-    std::printf("posenc vs reference, %s: max %.3f double ulp, %.3f of the allowance\n",
-                RopeTypeName(type), ulps.first, ulps.second);
-  }
 }
 
 }  // namespace
