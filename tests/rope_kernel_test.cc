@@ -13,6 +13,7 @@
 #include "posenc/rope.h"
 #include "posenc/targets.h"
 #include "tests/rope_test_util.h"
+#include "tests/rope_tester.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/rope_kernel_test.cc"
@@ -42,6 +43,11 @@ void ExpectWithinBound(const RopeCase& c, const char* what) {
   }
 }
 
+// Both rotation arithmetics of one tester, each held to its own bound (RopeTester::Bound).
+void TestBothArithmetics(test::RopeTester t) {
+  for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32}) t.arithmetic(a).Test();
+}
+
 HWY_NOINLINE void TestHeadDims() {
   ExpectDispatchedHere();
   // 1026: more than 512 pairs, the row buffer moves from the stack to the heap.
@@ -53,20 +59,16 @@ HWY_NOINLINE void TestHeadDims() {
       for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
         for (bool inverse : {false, true})
           for (bool in_place : {true, false}) {
-            RopeCase c;
-            c.q = {2, 3, 3, head_dim};
-            c.k = {2, 3, 1, head_dim};
-            c.params.rotary_dim = r;
-            c.params.pairs = pairs;
-            c.params.inverse = inverse;
-            c.params.positions = Positions::Offset(5);
-            c.in_place = in_place;
-            c.seed = static_cast<uint32_t>(head_dim * 100 + r);
             char what[128];
             snprintf(what, sizeof(what), "head_dim %d rotary %d %s inverse %d in_place %d",
                      static_cast<int>(head_dim), static_cast<int>(r), PairLayoutName(pairs),
                      inverse, in_place);
-            ExpectWithinBound(c, what);
+            TestBothArithmetics(test::RopeTester()
+                                    .batch(2).seq(3).heads(3).kv_heads(1).head_dim(head_dim)
+                                    .rotary_dim(r).pairs(pairs).inverse(inverse).offset(5)
+                                    .inplace(in_place)
+                                    .seed(static_cast<uint32_t>(head_dim * 100 + r))
+                                    .label(what));
           }
   }
 }
@@ -77,15 +79,12 @@ HWY_NOINLINE void TestStridesAndMisalignment() {
     for (size_t lead : {0, 1, 3})
       for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
         for (bool in_place : {true, false}) {
-          RopeCase c;
-          c.q = {2, 5, 4, 34, /*head_pad=*/3, /*token_pad=*/5, /*batch_pad=*/7, bhsd};
-          c.k = {2, 5, 2, 34, 1, 0, 2, bhsd};
-          c.params.rotary_dim = 30;
-          c.params.pairs = pairs;
-          c.params.positions = Positions::Offset(100);
-          c.lead = lead;
-          c.in_place = in_place;
-          ExpectWithinBound(c, bhsd ? "strided bhsd" : "strided bshd");
+          TestBothArithmetics(test::RopeTester()
+                                  .batch(2).seq(5).heads(4).kv_heads(2).head_dim(34)
+                                  .head_pad(3, 1).token_pad(5, 0).batch_pad(7, 2).bhsd(bhsd)
+                                  .rotary_dim(30).pairs(pairs).offset(100).lead(lead)
+                                  .inplace(in_place)
+                                  .label(bhsd ? "strided bhsd" : "strided bshd"));
         }
 }
 

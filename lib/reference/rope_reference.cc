@@ -1,6 +1,7 @@
 // posenc::reference: the oracle. Plain scalar loops in double: the angle is the double product
 // p * inv_freq[i], cos/sin come from libm in double (times the attention factor), the rotation is
-// evaluated in double. ApplyRope rounds each result once to the output type; ApplyRopeF64 hands
+// evaluated in double. Frequencies from a base are the reference's own (InvFreqFromBase, long
+// double: lib/reference/freqs_reference.h), not posenc's lib/freqs. ApplyRope rounds each result once to the output type; ApplyRopeF64 hands
 // the doubles out. Caller caches are read as given (their values widened to double). M-RoPE: pair
 // i takes the position of its stream (plan.pair_stream), for the angle or the cache row alike.
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "lib/core/guard.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/reference/elements.h"
+#include "lib/reference/freqs_reference.h"
 #include "posenc/rope.h"
 
 namespace posenc {
@@ -19,8 +21,18 @@ namespace {
 // Calls emit(io_index, in_offset, out_offset, flat_index, value) for every element of every
 // present tensor, all values of one token computed before any of them is emitted (so in-place
 // use is safe).
+// The frequencies of an on-the-fly call: the caller's array as given, or, from freqs.base, the
+// reference's own (InvFreqFromBase into *own) rather than posenc's (prep.default_freqs).
+// Tables carry the inv_freq posenc computed for them: read as given.
+const double* FrequenciesFor(const api::PreparedRope& prep, const RopeParams& params,
+                             std::vector<double>* own) {
+  if (prep.default_freqs == nullptr) return prep.inv_freq;
+  *own = InvFreqFromBase(params.freqs.base, prep.plan.rotary_dim);
+  return own->data();
+}
+
 template <class Emit>
-void Run(const api::PreparedRope& prep, const Emit& emit) {
+void Run(const api::PreparedRope& prep, const double* inv_freq, const Emit& emit) {
   const kernels::RopePlan& plan = prep.plan;
   const int64_t half = plan.rotary_dim / 2;
   std::vector<double> cos(static_cast<size_t>(half)), sin(static_cast<size_t>(half));
@@ -41,7 +53,7 @@ void Run(const api::PreparedRope& prep, const Emit& emit) {
       }
     } else {
       for (int64_t i = 0; i < half; ++i) {
-        const double theta = static_cast<double>(position(i)) * prep.inv_freq[i];
+        const double theta = static_cast<double>(position(i)) * inv_freq[i];
         cos[i] = prep.attention_factor * std::cos(theta);
         sin[i] = prep.attention_factor * std::sin(theta);
       }
@@ -75,7 +87,8 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;
-    Run(prep, [&prep](int n, int64_t out_off, int64_t, double v) {
+    std::vector<double> own;
+    Run(prep, FrequenciesFor(prep, params, &own), [&prep](int n, int64_t out_off, int64_t, double v) {
       WriteElement(prep.plan.io[n].out, prep.plan.dtype, out_off, v);
     });
     return Status::Ok();
@@ -92,7 +105,8 @@ Status ApplyRopeF64(const RopeTensors& tensors, const RopeParams& params, double
     int n = 0;
     if (tensors.q.present()) dst[n++] = q_out64;
     if (tensors.k.present()) dst[n++] = k_out64;
-    Run(prep, [&dst](int io, int64_t, int64_t flat, double v) {
+    std::vector<double> own;
+    Run(prep, FrequenciesFor(prep, params, &own), [&dst](int io, int64_t, int64_t flat, double v) {
       if (dst[io] != nullptr) dst[io][flat] = v;
     });
     return Status::Ok();

@@ -1,0 +1,379 @@
+// Per-case output digests, read from a reviewed data file (tests/data/rope_digests.txt): each
+// case of the cross-architecture batteries (hash_test's RoPE / table / half / sinusoidal cases and
+// its special values, one call per case) is hashed on its own (FNV-1a 64 of its output bytes,
+// tests/hash_util.h), and every SIMD target this CPU runs must give every case's recorded digest.
+// When one changes, the test names the cases that moved (with their parameters), not just one
+// battery hash. The file records the parameters of each case too, so a changed case definition
+// is caught as well as a changed output.
+//   POSENC_WRITE_DIGESTS=1 tests/digest_test   rewrites the file from the dispatched target
+// (then checks every target against it); review the diff as the file's header says.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hwy/targets.h"
+#include "posenc/half.h"
+#include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
+#include "tests/hash_util.h"
+
+namespace posenc {
+namespace {
+
+using test::Hasher;
+using test::Values;
+
+const char* kDigestFile = POSENC_SOURCE_DIR "/tests/data/rope_digests.txt";
+
+struct Case {
+  std::string name;
+  std::string params;  // one line, no tabs: what the case runs
+  std::function<void(Hasher&)> run;
+};
+
+const char* PairsName(PairLayout p) { return p == PairLayout::kHalf ? "half" : "interleaved"; }
+const char* TypeName(DType d) { return d == DType::kF32 ? "f32" : d == DType::kBF16 ? "bf16" : "f16"; }
+std::string Num(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+// The position ids of hash_test's battery (2 x 6 tokens) and of its special-value battery.
+const std::vector<int64_t>& BatteryIds() {
+  static const std::vector<int64_t> ids = {0, 1, 7, 4000, 65535, 131071, 9999999,
+                                           (int64_t{1} << 24) - 1, int64_t{1} << 24, -3, 123456, 2};
+  return ids;
+}
+const std::vector<int64_t>& SpecialIds() {
+  static const std::vector<int64_t> ids = {0, 1, 3, 100, 4000, 65535};
+  return ids;
+}
+
+std::vector<float> SpecialValues(size_t n, uint32_t seed) {  // as hash_test's
+  std::vector<float> v = Values(n, seed);
+  const uint32_t specials[] = {0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u, 0x7FA00001u,
+                               0xFF812345u, 0x7F7AE148u, 0xFF70A3D7u, 0x000116C2u, 0x80000001u,
+                               0x00000000u, 0x80000000u};
+  for (size_t i = 0; i < n; i += 3) std::memcpy(&v[i], &specials[(i / 3) % 12], 4);
+  return v;
+}
+
+void AddRopeF32Cases(std::vector<Case>& cases) {
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+    for (bool inverse : {false, true})
+      for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
+        for (int64_t rotary : {0, 40}) {
+          const double base = rotary ? 500000.0 : 10000.0, factor = rotary ? 1.25 : 1.0;
+          const char* arith = a == RotationArithmetic::kF64 ? "f64" : "f32";
+          Case c;
+          c.name = std::string("rope.f32.") + PairsName(pairs) + (inverse ? ".inverse" : ".forward") +
+                   ".arith_" + arith + (rotary ? ".partial40" : ".full");
+          c.params = std::string("q 2x6x3x72 k 2x6x1x72 values(11,12) pairs ") + PairsName(pairs) +
+                     " inverse " + (inverse ? "1" : "0") + " arithmetic " + arith + " rotary_dim " +
+                     std::to_string(rotary) + " base " + Num(base) + " attention_factor " +
+                     Num(factor) + " ids battery";
+          c.run = [=](Hasher& h) {
+            std::vector<float> q = Values(2 * 6 * 3 * 72, 11), k = Values(2 * 6 * 1 * 72, 12);
+            RopeTensors t;
+            t.q = TensorBSHD(q.data(), 2, 6, 3, 72);
+            t.k = TensorBSHD(k.data(), 2, 6, 1, 72);
+            RopeParams p;
+            p.pairs = pairs;
+            p.inverse = inverse;
+            p.arithmetic = a;
+            p.rotary_dim = rotary;
+            p.freqs.base = base;
+            p.freqs.attention_factor = factor;
+            p.positions = Positions::Ids(BatteryIds().data());
+            EXPECT_TRUE(ApplyRope(t, p).ok());
+            h.Add(q.data(), q.size() * 4);
+            h.Add(k.data(), k.size() * 4);
+          };
+          cases.push_back(c);
+        }
+  cases.push_back({"rope.table.base1e6", "RopeTable rotary_dim 64 base 1000000 max_positions 5000: cos, sin rows",
+                   [](Hasher& h) {
+                     std::shared_ptr<const RopeTable> table;
+                     Frequencies f;
+                     f.base = 1000000.0;
+                     EXPECT_TRUE(RopeTable::Create(64, f, 5000, &table).ok());
+                     h.Add(table->cos_row(0), 5000 * 32 * 4);
+                     h.Add(table->sin_row(0), 5000 * 32 * 4);
+                   }});
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+      Case c;
+      c.name = std::string("rope.") + TypeName(dtype) + "." + PairsName(pairs);
+      c.params = std::string("q 2x6x4x34 ") + TypeName(dtype) + " values(13) pairs " +
+                 PairsName(pairs) + " base 10000 ids battery";
+      c.run = [=](Hasher& h) {
+        const std::vector<float> v = Values(2 * 6 * 4 * 34, 13);
+        std::vector<uint16_t> bits(v.size());
+        EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+        RopeTensors t;
+        t.q = TensorBSHD(bits.data(), dtype, 2, 6, 4, 34);
+        RopeParams p;
+        p.pairs = pairs;
+        p.positions = Positions::Ids(BatteryIds().data());
+        EXPECT_TRUE(ApplyRope(t, p).ok());
+        h.Add(bits.data(), bits.size() * 2);
+      };
+      cases.push_back(c);
+    }
+}
+
+void AddSinusoidalCases(std::vector<Case>& cases) {
+  const std::pair<SinusoidalLayout, const char*> layouts[] = {
+      {SinusoidalLayout::kInterleaved, "interleaved"},
+      {SinusoidalLayout::kConcatSinCos, "sin_cos"},
+      {SinusoidalLayout::kConcatCosSin, "cos_sin"}};
+  for (const auto& [layout, lname] : layouts)
+    for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor}) {
+      const std::string sname = spacing == FrequencySpacing::kPaper ? "paper" : "t2t";
+      const std::string common = std::string("2x6x66 layout ") + lname + " spacing " + sname +
+                                 " x_scale 2 position_offset 2 ids battery";
+      auto params = [layout = layout, spacing] {
+        SinusoidalParams p;
+        p.layout = layout;
+        p.spacing = spacing;
+        p.positions = Positions::Ids(BatteryIds().data());
+        p.x_scale = 2.0;
+        p.position_offset = 2;
+        return p;
+      };
+      const std::string stem = std::string("sinusoidal.") + lname + "." + sname;
+      cases.push_back({stem + ".write_f32", "WriteSinusoidal f32 " + common, [=](Hasher& h) {
+                         std::vector<float> table(2 * 6 * 66);
+                         EXPECT_TRUE(WriteSinusoidal(params(), EmbeddingBSD(table.data(), 2, 6, 66)).ok());
+                         h.Add(table.data(), table.size() * 4);
+                       }});
+      cases.push_back({stem + ".add_f32", "AddSinusoidal f32 values(14) " + common, [=](Hasher& h) {
+                         std::vector<float> x = Values(2 * 6 * 66, 14);
+                         EXPECT_TRUE(AddSinusoidal(params(), EmbeddingBSD(x.data(), 2, 6, 66)).ok());
+                         h.Add(x.data(), x.size() * 4);
+                       }});
+      cases.push_back({stem + ".write_bf16", "WriteSinusoidal bf16 " + common, [=](Hasher& h) {
+                         std::vector<uint16_t> b(2 * 6 * 66);
+                         EXPECT_TRUE(WriteSinusoidal(params(), EmbeddingBSD(b.data(), DType::kBF16, 2, 6, 66)).ok());
+                         h.Add(b.data(), b.size() * 2);
+                       }});
+    }
+}
+
+void AddSpecialCases(std::vector<Case>& cases) {
+  for (double factor : {1.0, 0.0, 1e39, 1e-42})
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+      for (bool inverse : {false, true}) {
+        const std::string tail = std::string(" pairs ") + PairsName(pairs) + " inverse " +
+                                 (inverse ? "1" : "0") + " attention_factor " + Num(factor) +
+                                 " ids special";
+        const std::string stem = std::string("special.") + PairsName(pairs) +
+                                 (inverse ? ".inverse" : ".forward") + ".factor_" + Num(factor);
+        for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32}) {
+          const char* arith = a == RotationArithmetic::kF64 ? "f64" : "f32";
+          cases.push_back({stem + ".f32.arith_" + arith,
+                           std::string("q 2x3x2x18 f32 special(21) rotary_dim 16 arithmetic ") + arith + tail,
+                           [=](Hasher& h) {
+                             std::vector<float> q = SpecialValues(2 * 3 * 2 * 18, 21);
+                             RopeTensors t;
+                             t.q = TensorBSHD(q.data(), 2, 3, 2, 18);
+                             RopeParams p;
+                             p.pairs = pairs;
+                             p.inverse = inverse;
+                             p.arithmetic = a;
+                             p.rotary_dim = 16;
+                             p.freqs.attention_factor = factor;
+                             p.positions = Positions::Ids(SpecialIds().data());
+                             EXPECT_TRUE(ApplyRope(t, p).ok());
+                             h.Add(q.data(), q.size() * 4);
+                           }});
+        }
+        for (DType dtype : {DType::kBF16, DType::kF16}) {
+          cases.push_back({stem + "." + TypeName(dtype),
+                           std::string("q 2x3x2x18 ") + TypeName(dtype) + " special(22)" + tail,
+                           [=](Hasher& h) {
+                             const std::vector<float> v = SpecialValues(2 * 3 * 2 * 18, 22);
+                             std::vector<uint16_t> bits(v.size());
+                             EXPECT_TRUE(ConvertFromF32(v.data(), v.size(), dtype, bits.data()).ok());
+                             RopeTensors t;
+                             t.q = TensorBSHD(bits.data(), dtype, 2, 3, 2, 18);
+                             RopeParams p;
+                             p.pairs = pairs;
+                             p.inverse = inverse;
+                             p.freqs.attention_factor = factor;
+                             p.positions = Positions::Ids(SpecialIds().data());
+                             EXPECT_TRUE(ApplyRope(t, p).ok());
+                             h.Add(bits.data(), bits.size() * 2);
+                           }});
+        }
+      }
+  for (double factor : {1e39, 1e-42}) {
+    cases.push_back({"special.table.factor_" + Num(factor),
+                     "RopeTable rotary_dim 16 base 10000 max_positions 66000 attention_factor " +
+                         Num(factor) + ": cos rows 65530.., sin rows 0..5",
+                     [=](Hasher& h) {
+                       Frequencies f;
+                       f.attention_factor = factor;
+                       std::shared_ptr<const RopeTable> table;
+                       EXPECT_TRUE(RopeTable::Create(16, f, 66000, &table).ok());
+                       h.Add(table->cos_row(65530), 6 * 8 * 4);
+                       h.Add(table->sin_row(0), 6 * 8 * 4);
+                     }});
+  }
+  cases.push_back({"special.per_token_cache", "q 2x3x1x16 f32 special(25), per-token cache special(23, 24)",
+                   [](Hasher& h) {
+                     const std::vector<float> c = SpecialValues(6 * 8, 23), s = SpecialValues(6 * 8, 24);
+                     CosSinCache cache;
+                     cache.kind = CosSinCache::Kind::kPerToken;
+                     cache.cos = c.data();
+                     cache.sin = s.data();
+                     std::vector<float> q = SpecialValues(2 * 3 * 1 * 16, 25);
+                     RopeTensors t;
+                     t.q = TensorBSHD(q.data(), 2, 3, 1, 16);
+                     RopeParams p;
+                     p.source = CosSinSource::Cache(cache);
+                     EXPECT_TRUE(ApplyRope(t, p).ok());
+                     h.Add(q.data(), q.size() * 4);
+                   }});
+  for (double x_scale : {1.0, 2.5, 1e300, 0.0})
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      cases.push_back({"special.sinusoidal_add.x_scale_" + Num(x_scale) + "." + TypeName(dtype),
+                       std::string("AddSinusoidal 2x3x20 ") + TypeName(dtype) + " special(26) x_scale " +
+                           Num(x_scale) + " ids special",
+                       [=](Hasher& h) {
+                         std::vector<float> x = SpecialValues(6 * 20, 26);
+                         std::vector<uint16_t> bits(x.size());
+                         void* data = x.data();
+                         if (dtype != DType::kF32) {
+                           EXPECT_TRUE(ConvertFromF32(x.data(), x.size(), dtype, bits.data()).ok());
+                           data = bits.data();
+                         }
+                         SinusoidalParams sp;
+                         sp.x_scale = x_scale;
+                         sp.positions = Positions::Ids(SpecialIds().data());
+                         EXPECT_TRUE(AddSinusoidal(sp, EmbeddingBSD(data, dtype, 2, 3, 20)).ok());
+                         h.Add(data, x.size() * DTypeSize(dtype));
+                       }});
+    }
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  AddRopeF32Cases(cases);
+  AddSinusoidalCases(cases);
+  AddSpecialCases(cases);
+  return cases;
+}
+
+uint64_t Digest(const Case& c) {
+  Hasher h;
+  c.run(h);
+  return h.h;
+}
+
+struct Recorded {
+  std::string params;
+  uint64_t digest = 0;
+};
+
+// name \t params \t 0x digest; '#' lines are comments.
+std::map<std::string, Recorded> ReadDigests(std::vector<std::string>* order) {
+  std::map<std::string, Recorded> out;
+  std::ifstream f(kDigestFile);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t a = line.find('\t'), b = line.rfind('\t');
+    if (a == std::string::npos || a == b) {
+      ADD_FAILURE() << kDigestFile << ": malformed line: " << line;
+      continue;
+    }
+    const std::string name = line.substr(0, a);
+    EXPECT_EQ(out.count(name), 0u) << "duplicate case " << name;
+    out[name] = {line.substr(a + 1, b - a - 1), std::strtoull(line.c_str() + b + 1, nullptr, 16)};
+    if (order) order->push_back(name);
+  }
+  return out;
+}
+
+void WriteDigests(const std::vector<Case>& cases) {
+  std::ofstream f(kDigestFile);
+  f << "# Per-case FNV-1a 64 digests of posenc outputs (tests/digest_test.cc; hasher and inputs:\n"
+       "# tests/hash_util.h). One line per case: name<TAB>parameters<TAB>digest. Every SIMD target\n"
+       "# of every architecture (x86 AVX3/AVX2/SSE4/SSSE3/SCALAR/EMU128, aarch64 NEON/SVE/SVE2) and\n"
+       "# both compilers must produce each digest bit for bit.\n"
+       "# Regenerate: POSENC_WRITE_DIGESTS=1 build/release/tests/digest_test (digests from the\n"
+       "# dispatched target; the run then checks every target against them).\n"
+       "# Review: a changed digest means posenc's output bits changed for that case. The commit that\n"
+       "# changes a line must say why (which kernel or rounding changed, and that the accuracy tests\n"
+       "# still hold), and the diff of this file shows exactly which cases moved; a change in only\n"
+       "# some targets' output is never recorded here (the test fails on the targets that differ).\n"
+       "# tests/hash_test.cc keeps the whole-battery hashes of the same inputs.\n";
+  for (const Case& c : cases) {
+    char hex[24];
+    std::snprintf(hex, sizeof(hex), "0x%016llx", static_cast<unsigned long long>(Digest(c)));
+    f << c.name << '\t' << c.params << '\t' << hex << '\n';
+  }
+  ASSERT_TRUE(f.good()) << "could not write " << kDigestFile;
+  std::printf("digest_test: wrote %zu cases to %s\n", cases.size(), kDigestFile);
+}
+
+TEST(DigestTest, EveryTargetReproducesEveryCase) {
+  const std::vector<Case> cases = AllCases();
+  const char* write = std::getenv("POSENC_WRITE_DIGESTS");
+  if (write != nullptr && std::strcmp(write, "1") == 0) WriteDigests(cases);
+
+  std::vector<std::string> order;
+  const std::map<std::string, Recorded> recorded = ReadDigests(&order);
+  ASSERT_FALSE(recorded.empty()) << kDigestFile << " is missing or empty";
+  // The file and the code list the same cases with the same parameters.
+  EXPECT_EQ(recorded.size(), cases.size()) << "cases in " << kDigestFile << " vs in the test";
+  for (const Case& c : cases) {
+    auto it = recorded.find(c.name);
+    if (it == recorded.end()) {
+      ADD_FAILURE() << "case " << c.name << " is not in " << kDigestFile;
+      continue;
+    }
+    EXPECT_EQ(it->second.params, c.params) << "case " << c.name << ": parameters changed";
+  }
+
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::vector<std::string> differing;
+    for (const Case& c : cases) {
+      auto it = recorded.find(c.name);
+      if (it == recorded.end()) continue;
+      const uint64_t d = Digest(c);
+      if (d != it->second.digest) {
+        char line[64];
+        std::snprintf(line, sizeof(line), ": 0x%016llx, recorded 0x%016llx",
+                      static_cast<unsigned long long>(d),
+                      static_cast<unsigned long long>(it->second.digest));
+        differing.push_back(c.name + " (" + c.params + ")" + line);
+      }
+    }
+    std::printf("digest %s: %zu of %zu cases differ\n", hwy::TargetName(target), differing.size(),
+                cases.size());
+    for (const std::string& d : differing) std::printf("  differs on %s: %s\n", hwy::TargetName(target), d.c_str());
+    EXPECT_TRUE(differing.empty()) << hwy::TargetName(target) << ": " << differing.size()
+                                   << " cases differ (listed above)";
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace
+}  // namespace posenc
