@@ -354,7 +354,7 @@ TEST(CliTest, VisionRopeLlama4AndWindowOrder) {
   r = RunCli("vision-rope --q " + qp + " --grid 1,12,10 --window-size 20 --out-q " + oq);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("window_size = 20"), std::string::npos) << r.output;
-  EXPECT_FALSE(Exists(oq));
+  EXPECT_FALSE(test::FileExists(oq));
   std::remove(qp.c_str());
 }
 
@@ -402,7 +402,7 @@ TEST(CliTest, VisionRopeFromConfig) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("the vision tower's head_dim is 64 but --q has head_dim 88"), std::string::npos)
       << r.output;
-  EXPECT_FALSE(Exists(oq));
+  EXPECT_FALSE(test::FileExists(oq));
   std::remove(qp.c_str());
 }
 
