@@ -13,25 +13,9 @@
 
 #include "posenc/posenc.h"
 
-static int passed = 0, failed = 0;
+#include "c_check.h"
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) {                                                                \
-      ++passed;                                                                \
-    } else {                                                                   \
-      ++failed;                                                                \
-      printf("FAILED %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-             posenc_last_error());                                             \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_ERROR(call, code, needle)                   \
-  do {                                                    \
-    posenc_status st_ = (call);                           \
-    CHECK(st_ == (code));                                 \
-    CHECK(strstr(posenc_last_error(), (needle)) != NULL); \
-  } while (0)
+C_CHECK_COUNTERS;
 
 enum { B = 2, S = 5, H = 2, D = 34, HALF = D / 2, N = B * S * H * D, MAXPOS = 6000 };
 

@@ -7,26 +7,9 @@
 
 #include "posenc/posenc.h"
 
-static int passed = 0, failed = 0;
+#include "c_check.h"
 
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (cond) {                                                           \
-      ++passed;                                                           \
-    } else {                                                              \
-      ++failed;                                                           \
-      printf("FAILED %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-             posenc_last_error());                                        \
-    }                                                                     \
-  } while (0)
-
-/* The call fails with `code`, the message contains `needle`. */
-#define CHECK_ERROR(call, code, needle)                                            \
-  do {                                                                             \
-    posenc_status st_ = (call);                                                    \
-    CHECK(st_ == (code));                                                          \
-    CHECK(strstr(posenc_last_error(), (needle)) != NULL);                          \
-  } while (0)
+C_CHECK_COUNTERS;
 
 static int all_equal(const float* v, size_t n, float x) {
   size_t i;

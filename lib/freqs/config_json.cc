@@ -12,7 +12,6 @@
 //      dict, then the config, then the class default; a top-level original_max_position_embeddings
 //      wins over the dict's for llama3 / yarn / longrope), validated and computed once.
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -473,33 +472,18 @@ std::string JoinTypeNames(const ModelRope& m) {
   return s;
 }
 
-Status ReadFile(const std::string& path, std::string* text) {
-  std::ifstream f(path);
-  if (!f) return Err(kInvalid, "config path \"", path, "\": cannot open");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *text = ss.str();
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status ParseHfModel(const std::string& json_text, ModelRope* out) {
   if (out == nullptr) return Err(kInvalid, "out is null");
-  try {
-    return ParseModelDocument(json::parse(json_text), out);
-  } catch (const json::exception& e) {
-    return Err(kInvalid, "config: invalid JSON: ", e.what());
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  return freqs::ParseJsonText(json_text, [&](const json& doc) { return ParseModelDocument(doc, out); });
 }
 
 Status LoadHfModel(const std::string& path, ModelRope* out) {
   if (out == nullptr) return Err(kInvalid, "out is null");
   try {
     std::string text;
-    Status st = ReadFile(path, &text);
+    Status st = freqs::ReadConfigFile(path, &text);
     if (st.ok()) st = ParseHfModel(text, out);
     if (!st.ok() && st.message().rfind("config path", 0) != 0) return Status(st.code(), path + ": " + st.message());
     return st;
@@ -536,7 +520,7 @@ Status LoadHfConfig(const std::string& path, RopeConfig* out) {
   if (out == nullptr) return Err(kInvalid, "out is null");
   try {
     std::string text;
-    Status st = ReadFile(path, &text);
+    Status st = freqs::ReadConfigFile(path, &text);
     if (st.ok()) st = ParseHfConfig(text, out);
     if (!st.ok() && st.message().rfind("config path", 0) != 0) return Status(st.code(), path + ": " + st.message());
     return st;

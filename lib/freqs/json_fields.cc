@@ -1,6 +1,8 @@
 #include "lib/freqs/json_fields.h"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "lib/core/status_util.h"
 
@@ -141,6 +143,15 @@ Status GetObject(const json& obj, const char* key, const std::string& path, cons
     return Err(kInvalid, path, key, ": expected an object or null, got ", v.type_name());
   }
   *out = &v;
+  return Status::Ok();
+}
+
+Status ReadConfigFile(const std::string& path, std::string* text) {
+  std::ifstream f(path);
+  if (!f) return core::Err(StatusCode::kInvalidArgument, "config path \"", path, "\": cannot open");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *text = ss.str();
   return Status::Ok();
 }
 

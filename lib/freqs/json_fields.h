@@ -5,6 +5,7 @@
 #define POSENC_LIB_FREQS_JSON_FIELDS_H_
 
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,21 @@ Status GetStringList(const json& obj, const char* key, const std::string& path,
                      std::optional<std::vector<std::string>>* out);
 // An object or null/absent (*out = nullptr then).
 Status GetObject(const json& obj, const char* key, const std::string& path, const json** out);
+
+// The text of the config file at `path` ("config path \"...\": cannot open" when unreadable).
+Status ReadConfigFile(const std::string& path, std::string* text);
+
+// parse(doc) of json_text's document, with invalid JSON and out-of-memory as a Status.
+template <class Parse>
+Status ParseJsonText(const std::string& json_text, const Parse& parse) {
+  try {
+    return parse(json::parse(json_text));
+  } catch (const json::exception& e) {
+    return Status(StatusCode::kInvalidArgument, std::string("config: invalid JSON: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory");
+  }
+}
 
 }  // namespace freqs
 }  // namespace posenc

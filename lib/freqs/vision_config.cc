@@ -18,9 +18,7 @@
 // one), or the document itself when its model_type is a vision model's (pixtral,
 // llama4_vision_model).
 #include <cmath>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -172,23 +170,16 @@ Status ParseVisionDocument(const json& doc, VisionRopeConfig* out) {
 
 Status ParseHfVisionConfig(const std::string& json_text, VisionRopeConfig* out) {
   if (out == nullptr) return Err(kInvalid, "out is null");
-  try {
-    return ParseVisionDocument(json::parse(json_text), out);
-  } catch (const json::exception& e) {
-    return Err(kInvalid, "config: invalid JSON: ", e.what());
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  return freqs::ParseJsonText(json_text, [&](const json& doc) { return ParseVisionDocument(doc, out); });
 }
 
 Status LoadHfVisionConfig(const std::string& path, VisionRopeConfig* out) {
   if (out == nullptr) return Err(kInvalid, "out is null");
   try {
-    std::ifstream f(path);
-    if (!f) return Err(kInvalid, "config path \"", path, "\": cannot open");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    Status st = ParseHfVisionConfig(ss.str(), out);
+    std::string text;
+    Status st = freqs::ReadConfigFile(path, &text);
+    if (!st.ok()) return st;
+    st = ParseHfVisionConfig(text, out);
     if (!st.ok()) return Status(st.code(), path + ": " + st.message());
     return st;
   } catch (const std::bad_alloc&) {
