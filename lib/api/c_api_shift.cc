@@ -55,12 +55,14 @@ Status ToSide(const posenc_rerotate_side& side, const char* name, posenc::Freque
   rp.inv_freq = side.inv_freq;
   rp.inv_freq_len = side.inv_freq_len;
   rp.attention_factor = side.attention_factor;
-  rp.positions = side.positions;
-  rp.source = side.source;
+  std::memcpy(&rp.positions, &side.positions, sizeof rp.positions);
+  // Enum fields are copied as bytes: a caller's out-of-range value must reach the checks of
+  // ToRopeParams (which read them through int), not be loaded as the enum type (undefined).
+  std::memcpy(&rp.source, &side.source, sizeof rp.source);
   rp.table = side.table;
   rp.cache_cos = side.cache_cos;
   rp.cache_sin = side.cache_sin;
-  rp.cache_dtype = side.cache_dtype;
+  std::memcpy(&rp.cache_dtype, &side.cache_dtype, sizeof rp.cache_dtype);
   rp.cache_rows = side.cache_rows;
   posenc::RopeParams p;
   const Status st = posenc::capi::ToRopeParams(&rp, &p);
