@@ -305,6 +305,32 @@ TEST(CliTest, VisionRopeGridAndPositions) {
   for (const std::string& f : {qp, pp}) std::remove(f.c_str());
 }
 
+// q [1, patches, heads, head_dim] (patches = rc's pairs) is saved to qp; `posenc vision-rope`
+// with `flags` must write to oq exactly the bits ApplyVisionRope gives with kind and rc. q stays
+// at qp for the caller's error cases.
+void ExpectVisionCliMatchesLibrary(const std::string& qp, const std::string& oq,
+                                   const std::string& flags, VisionRopeKind kind, int64_t heads,
+                                   int64_t head_dim, const std::vector<int64_t>& rc, uint32_t seed) {
+  const int64_t patches = static_cast<int64_t>(rc.size() / 2);
+  const size_t n = static_cast<size_t>(patches * heads * head_dim);
+  npy::Array q{"<f4", {1, patches, heads, head_dim}, std::vector<unsigned char>(n * 4)};
+  test::FillNormal(q.as<float>(), n, seed);
+  std::vector<float> want(q.as<float>(), q.as<float>() + n);
+  RopeTensors t;
+  t.q = TensorBSHD(want.data(), 1, patches, heads, head_dim);
+  VisionRopeParams vp;
+  vp.kind = kind;
+  vp.rows_cols64 = rc.data();
+  ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
+  ASSERT_EQ(npy::Save(qp, q), "");
+  const Result r = RunCli("vision-rope --q " + qp + flags + " --out-q " + oq);
+  ASSERT_EQ(r.code, 0) << flags << ": " << r.output;
+  npy::Array got;
+  ASSERT_EQ(npy::Load(oq, &got), "");
+  EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), n * 4)) << flags;
+  std::remove(oq.c_str());
+}
+
 // vision-rope --kind llama4 --grid (the CLS token last) and --kind qwen --window-size (Qwen2.5-VL's
 // window order) give the library's bits; mismatched flags exit 2 with no output.
 TEST(CliTest, VisionRopeLlama4AndWindowOrder) {
@@ -323,24 +349,7 @@ TEST(CliTest, VisionRopeLlama4AndWindowOrder) {
                          {" --grid 1,12,10 --window-size 56", VisionRopeKind::kQwenVL, 80,
                           order.rows_cols}};
   for (const Case& c : cases) {
-    const int64_t patches = static_cast<int64_t>(c.rc.size() / 2), heads = 2;
-    const size_t n = static_cast<size_t>(patches * heads * c.head_dim);
-    npy::Array q{"<f4", {1, patches, heads, c.head_dim}, std::vector<unsigned char>(n * 4)};
-    test::FillNormal(q.as<float>(), n, 13);
-    std::vector<float> want(q.as<float>(), q.as<float>() + n);
-    RopeTensors t;
-    t.q = TensorBSHD(want.data(), 1, patches, heads, c.head_dim);
-    VisionRopeParams vp;
-    vp.kind = c.kind;
-    vp.rows_cols64 = c.rc.data();
-    ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
-    ASSERT_EQ(npy::Save(qp, q), "");
-    const Result r = RunCli("vision-rope --q " + qp + c.flags + " --out-q " + oq);
-    ASSERT_EQ(r.code, 0) << r.output;
-    npy::Array got;
-    ASSERT_EQ(npy::Load(oq, &got), "");
-    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), n * 4)) << c.flags;
-    std::remove(oq.c_str());
+    ExpectVisionCliMatchesLibrary(qp, oq, c.flags, c.kind, 2, c.head_dim, c.rc, 13);
   }
   // q has the windowed grid's 120 patches: a llama4 grid of 120 + 1 tokens does not fit it.
   Result r = RunCli("vision-rope --q " + qp + " --kind llama4 --grid 1,10,12 --out-q " + oq);
@@ -376,25 +385,8 @@ TEST(CliTest, VisionRopeFromConfig) {
       {"qwen2.5-vl-7b-instruct.json", "1,12,10", VisionRopeKind::kQwenVL, 80, order.rows_cols},
       {"llama-4-scout-17b-16e.json", "1,4,6", VisionRopeKind::kLlama4, 88, llama}};
   for (const Case& c : cases) {
-    const int64_t patches = static_cast<int64_t>(c.rc.size() / 2), heads = 3;
-    const size_t n = static_cast<size_t>(patches * heads * c.head_dim);
-    npy::Array q{"<f4", {1, patches, heads, c.head_dim}, std::vector<unsigned char>(n * 4)};
-    test::FillNormal(q.as<float>(), n, 14);
-    std::vector<float> want(q.as<float>(), q.as<float>() + n);
-    RopeTensors t;
-    t.q = TensorBSHD(want.data(), 1, patches, heads, c.head_dim);
-    VisionRopeParams vp;
-    vp.kind = c.kind;
-    vp.rows_cols64 = c.rc.data();
-    ASSERT_TRUE(ApplyVisionRope(t, vp).ok());
-    ASSERT_EQ(npy::Save(qp, q), "");
-    const Result r = RunCli("vision-rope --q " + qp + " --config " + kConfigs + c.config +
-                            " --grid " + c.grid + " --out-q " + oq);
-    ASSERT_EQ(r.code, 0) << r.output;
-    npy::Array got;
-    ASSERT_EQ(npy::Load(oq, &got), "");
-    EXPECT_EQ(0, std::memcmp(got.bytes.data(), want.data(), n * 4)) << c.config;
-    std::remove(oq.c_str());
+    ExpectVisionCliMatchesLibrary(qp, oq, " --config " + kConfigs + c.config + " --grid " + c.grid,
+                                  c.kind, 3, c.head_dim, c.rc, 14);
   }
   // q now has head_dim 88; Mistral Small 3.1's Pixtral tower has 64.
   const Result r = RunCli("vision-rope --q " + qp + " --config " + kConfigs +

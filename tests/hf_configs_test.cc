@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "posenc/freqs.h"
+#include "tests/json_util.h"
 #include "posenc/model.h"
 #include "tests/shared_data.h"
 
@@ -30,12 +31,6 @@ namespace posenc {
 namespace {
 
 const std::string kSource = POSENC_SOURCE_DIR;
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream f(path);
-  EXPECT_TRUE(f.good()) << path;
-  return nlohmann::json::parse(f);
-}
 
 std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix) {
   std::vector<std::string> out;
@@ -71,7 +66,7 @@ TEST(HfSharedConfigsTest, EveryReferenceAtEveryLength) {
   const std::string dir = test::SharedPath("hf-configs") + "/";
   int checked = 0;
   for (const std::string& ref_name : FilesIn(dir, ".ref.json")) {
-    const nlohmann::json ref = ReadJson(dir + ref_name);
+    const nlohmann::json ref = test::ReadJsonFile(dir + ref_name);
     if (!ref.contains("lengths")) continue;  // the M-RoPE cos/sin file
     const std::string cfg = ref_name.substr(0, ref_name.size() - 9) + ".json";
     ModelRope m;
@@ -167,7 +162,7 @@ TEST(HfSharedConfigsTest, PairLayoutsAndLayers) {
 
 TEST(HfSharedConfigsTest, MRopeSpecs) {
   POSENC_REQUIRE_SHARED("hf-configs/mrope_qwen_vl.ref.json");
-  const nlohmann::json ref = ReadJson(test::SharedPath("hf-configs/mrope_qwen_vl.ref.json"));
+  const nlohmann::json ref = test::ReadJsonFile(test::SharedPath("hf-configs/mrope_qwen_vl.ref.json"));
   const std::pair<const char*, std::pair<std::vector<int64_t>, bool>> expected[] = {
       {"qwen2.5-vl-7b-instruct", {{16, 24, 24}, false}}, {"qwen3-vl-32b-instruct", {{24, 20, 20}, true}}};
   for (const auto& [name, spec] : expected) {
@@ -186,7 +181,7 @@ TEST(HfSharedConfigsTest, MRopeSpecs) {
 
 // tools/configs against the float64 port of HF's code (tests/data/hf_rope_port.json).
 TEST(RepoConfigsTest, MatchTheHfPort) {
-  const nlohmann::json port = ReadJson(kSource + "/tests/data/hf_rope_port.json");
+  const nlohmann::json port = test::ReadJsonFile(kSource + "/tests/data/hf_rope_port.json");
   const std::vector<std::string> files = FilesIn(kSource + "/tools/configs", ".json");
   ASSERT_EQ(port["configs"].size(), files.size()) << "regenerate tests/data/hf_rope_port.json";
   for (const std::string& file : files) {

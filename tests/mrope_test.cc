@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "posenc/freqs.h"
+#include "tests/json_util.h"
 #include "posenc/half.h"
 #include "posenc/posenc.h"
 #include "posenc/rope.h"
@@ -323,13 +324,6 @@ std::vector<float> UnitHeads(int64_t tokens, int64_t head_dim) {
   return q;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 TEST(MRopeErrorsTest, NamesArgumentAndWritesNothing) {
   const int64_t batch = 1, seq = 4, head_dim = 128;
   std::vector<float> q(static_cast<size_t>(batch * seq * 2 * head_dim), 0.5f);
@@ -419,7 +413,7 @@ TEST(MRopeErrorsTest, NamesArgumentAndWritesNothing) {
 TEST(MRopeHfGoldenTest, QwenVlCosSin) {
   POSENC_REQUIRE_SHARED("hf-configs/mrope_qwen_vl.ref.json");
   const nlohmann::json ref =
-      nlohmann::json::parse(ReadFile(test::SharedPath("hf-configs/mrope_qwen_vl.ref.json")));
+      test::ReadJsonFile(test::SharedPath("hf-configs/mrope_qwen_vl.ref.json"));
   ASSERT_EQ(ref.size(), 2u);
   for (const auto& [name, m] : ref.items()) {
     RopeConfig config;

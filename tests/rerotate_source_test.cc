@@ -35,22 +35,6 @@ namespace rerotate_source_test {
 // Table / cache rows: small, as every case builds its own (QEMU runs this test per SVE length).
 constexpr int64_t kBatch = 2, kSeq = 7, kHeads = 3, kMaxPos = 1600;
 
-// Largest |a - b| over rotated elements in ulp_f32 of max(|x|, |y|) of the input pair.
-inline double MaxUlpApart(const std::vector<float>& a, const std::vector<float>& b,
-                          const std::vector<float>& in, int64_t head_dim, int64_t rotary,
-                          PairLayout pairs) {
-  double worst = 0;
-  for (size_t h = 0; h < in.size() / static_cast<size_t>(head_dim); ++h)
-    for (int64_t j = 0; j < rotary; ++j) {
-      const size_t e = h * static_cast<size_t>(head_dim) + static_cast<size_t>(j);
-      const size_t partner =
-          h * static_cast<size_t>(head_dim) + static_cast<size_t>(test::Partner(j, rotary, pairs));
-      const double m = std::max(std::fabs(in[e]), std::fabs(in[partner]));
-      worst = std::max(worst, std::fabs(static_cast<double>(a[e]) - b[e]) / reference::UlpF32(m));
-    }
-  return worst;
-}
-
 // Both sides: frequencies, factors, positions, their tables and caches with the tables' values.
 struct Setup {
   int64_t rotary;
@@ -235,12 +219,12 @@ HWY_NOINLINE void TestSourcesBitwiseAndBound() {
                           Tensor(), tables)
                           .ok());
           const double row_bound = test::MaxUlp(a) + 4.0;
-          EXPECT_LE(rs::MaxUlpApart(want, ref, in, head_dim, rotary, pairs), row_bound + 1.0);
+          EXPECT_LE(test::MaxUlpApart(want, ref, in, head_dim, rotary, pairs), row_bound + 1.0);
           // The exact way is held to B + 1 against the same reference (rerotate_test.cc); the
           // two ways are within both bounds of each other.
           const std::vector<float> exact = run(base);
-          EXPECT_LE(rs::MaxUlpApart(exact, ref, in, head_dim, rotary, pairs), test::MaxUlp(a) + 1.0);
-          EXPECT_LE(rs::MaxUlpApart(exact, want, in, head_dim, rotary, pairs),
+          EXPECT_LE(test::MaxUlpApart(exact, ref, in, head_dim, rotary, pairs), test::MaxUlp(a) + 1.0);
+          EXPECT_LE(test::MaxUlpApart(exact, want, in, head_dim, rotary, pairs),
                     row_bound + test::MaxUlp(a));
           for (size_t h = 0; h < n / static_cast<size_t>(head_dim); ++h)  // pass-through bits
             for (int64_t j = rotary; j < head_dim; ++j)

@@ -20,29 +20,6 @@
 #include "hwy/highway.h"
 #include "hwy/tests/test_util-inl.h"
 
-#ifndef POSENC_TESTS_REROTATE_HELPERS_
-#define POSENC_TESTS_REROTATE_HELPERS_
-namespace posenc {
-namespace rerotate_test {
-// Largest |a - b| over rotated elements in ulp_f32 of max(|x|, |y|) of the input pair.
-inline double MaxUlpApart(const std::vector<float>& a, const std::vector<float>& b,
-                          const std::vector<float>& in, int64_t head_dim, int64_t rotary,
-                          PairLayout pairs) {
-  double worst = 0;
-  for (size_t h = 0; h < in.size() / static_cast<size_t>(head_dim); ++h)
-    for (int64_t j = 0; j < rotary; ++j) {
-      const size_t e = h * static_cast<size_t>(head_dim) + static_cast<size_t>(j);
-      const size_t partner =
-          h * static_cast<size_t>(head_dim) + static_cast<size_t>(test::Partner(j, rotary, pairs));
-      const double m = std::max(std::fabs(in[e]), std::fabs(in[partner]));
-      worst = std::max(worst, std::fabs(static_cast<double>(a[e]) - b[e]) / reference::UlpF32(m));
-    }
-  return worst;
-}
-}  // namespace rerotate_test
-}  // namespace posenc
-#endif
-
 HWY_BEFORE_NAMESPACE();
 namespace posenc {
 namespace HWY_NAMESPACE {
@@ -93,7 +70,7 @@ HWY_NOINLINE void TestRerotateMatchesReference() {
                           .ok());
           const std::vector<float>& got = in_place ? k : out;
           const double bound = test::MaxUlp(a) + 1.0;
-          EXPECT_LE(rerotate_test::MaxUlpApart(got, ref, in, head_dim, rotary, pairs), bound)
+          EXPECT_LE(test::MaxUlpApart(got, ref, in, head_dim, rotary, pairs), bound)
               << head_dim << " " << PairLayoutName(pairs);
           for (size_t h = 0; h < n / static_cast<size_t>(head_dim); ++h)  // pass-through bits
             for (int64_t j = rotary; j < head_dim; ++j)
@@ -145,7 +122,7 @@ HWY_NOINLINE void TestLongRopeSwitch() {
   p.positions = Positions::Offset(4100);
   t.k = TensorBSHD(want.data(), batch, seq, heads, head_dim);
   ASSERT_TRUE(ApplyRope(t, p).ok());
-  EXPECT_LE(rerotate_test::MaxUlpApart(k, want, x, head_dim, head_dim, PairLayout::kHalf),
+  EXPECT_LE(test::MaxUlpApart(k, want, x, head_dim, head_dim, PairLayout::kHalf),
             2 * test::kMaxUlp + 1.0);
 }
 

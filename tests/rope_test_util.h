@@ -216,6 +216,22 @@ inline RopeOutcome RunRopeCase(const RopeCase& c, bool use_reference = false) {
   return o;
 }
 
+// Largest |a - b| over rotated elements in ulp_f32 of max(|x|, |y|) of the input pair.
+inline double MaxUlpApart(const std::vector<float>& a, const std::vector<float>& b,
+                          const std::vector<float>& in, int64_t head_dim, int64_t rotary,
+                          PairLayout pairs) {
+  double worst = 0;
+  for (size_t h = 0; h < in.size() / static_cast<size_t>(head_dim); ++h)
+    for (int64_t j = 0; j < rotary; ++j) {
+      const size_t e = h * static_cast<size_t>(head_dim) + static_cast<size_t>(j);
+      const size_t partner =
+          h * static_cast<size_t>(head_dim) + static_cast<size_t>(Partner(j, rotary, pairs));
+      const double m = std::max(std::fabs(in[e]), std::fabs(in[partner]));
+      worst = std::max(worst, std::fabs(static_cast<double>(a[e]) - b[e]) / reference::UlpF32(m));
+    }
+  return worst;
+}
+
 }  // namespace test
 }  // namespace posenc
 

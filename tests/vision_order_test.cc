@@ -16,24 +16,18 @@
 
 #include "gtest/gtest.h"
 #include "posenc/rope.h"
+#include "tests/json_util.h"
 #include "posenc/vision.h"
 
 namespace posenc {
 namespace {
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
 
 // Qwen2.5-VL's window order: positions, window_index and cu_window_seqlens equal the port of
 // get_window_index (grids with full, partial and empty padded windows, two window sizes); HF's
 // cos/sin in window order within 2^-24 as above.
 TEST(VisionRopeHfTest, QwenWindowOrderMatchesPortedHf) {
   const nlohmann::json data =
-      ReadJson(std::string(POSENC_SOURCE_DIR) + "/tests/data/hf_vision_rope_port.json");
+      test::ReadJsonFile(std::string(POSENC_SOURCE_DIR) + "/tests/data/hf_vision_rope_port.json");
   int cases = 0, with_cos = 0;
   for (const auto& c : data["cases"]) {
     if (c["model"] != "qwen2_5_vl_vision_windowed") continue;
@@ -89,7 +83,7 @@ TEST(VisionRopeHfTest, QwenWindowOrderMatchesPortedHf) {
 // kinds fail the comparison.
 TEST(VisionRopeHfTest, Llama4MatchesPortedHf) {
   const nlohmann::json data =
-      ReadJson(std::string(POSENC_SOURCE_DIR) + "/tests/data/hf_vision_rope_port.json");
+      test::ReadJsonFile(std::string(POSENC_SOURCE_DIR) + "/tests/data/hf_vision_rope_port.json");
   int cases = 0, with_out = 0;
   for (const auto& c : data["cases"]) {
     if (c["model"] != "llama4_vision") continue;

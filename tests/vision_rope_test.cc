@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "posenc/half.h"
+#include "tests/json_util.h"
 #include "posenc/posenc.h"
 #include "posenc/rope.h"
 #include "posenc/targets.h"
@@ -298,18 +299,11 @@ HWY_EXPORT_AND_TEST_P(VisionRopeKernelTest, TestVisionThreadCounts);
 
 namespace {
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
-
 // HF's cos/sin: rotate unit heads (first half 1, second 0) so element i / d/2 + i hold cos_i /
 // sin_i (exact with f64 arithmetic); within 2^-24 of the float64 port (half an f32 ulp + engine).
 TEST(VisionRopeHfTest, MatchesPortedHfCosSin) {
   const nlohmann::json data =
-      ReadJson(std::string(POSENC_SOURCE_DIR) + "/tests/data/hf_vision_rope_port.json");
+      test::ReadJsonFile(std::string(POSENC_SOURCE_DIR) + "/tests/data/hf_vision_rope_port.json");
   int cases = 0;
   for (const auto& c : data["cases"]) {
     const std::string model = c["model"];
