@@ -94,8 +94,8 @@ Status FindType(const posenc_model* model, const char* layer_type, const posenc_
 }
 
 template <class Apply>
-posenc_status ModelApply(const char* what, const posenc_tensor* q, const posenc_tensor* q_out, const posenc_tensor* k,
-                         const posenc_tensor* k_out, const posenc_model* model,
+posenc_status ModelApply(const char* what, const posenc_tensor* q, const posenc_tensor* q_out,
+                         const posenc_tensor* k, const posenc_tensor* k_out, const posenc_model* model,
                          const posenc_rope_params* params, const Apply& apply) {
   return Guard(what, [&] {
     if (model == nullptr) return Invalid("model is null");
