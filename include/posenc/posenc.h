@@ -468,7 +468,8 @@ POSENC_API posenc_status posenc_convert_from_f32(const float* src, size_t n, pos
 POSENC_API const char* posenc_version(void);
 POSENC_API const char* posenc_chosen_target(void); /* "" if POSENC_MAX_TARGET is invalid */
 /* Space-separated target names into buf (NUL-terminated, truncated to capacity); returns the
- * length the full list needs (excluding the NUL). */
+ * length the full list needs (excluding the NUL); 0, with posenc_last_error() set, if the library
+ * runs out of memory building the list. */
 POSENC_API size_t posenc_supported_targets(char* buf, size_t capacity);
 POSENC_API size_t posenc_compiled_targets(char* buf, size_t capacity);
 /* AVX3, AVX2, SSE4, SSSE3, SCALAR; "" or NULL removes the cap. */

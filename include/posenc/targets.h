@@ -21,7 +21,8 @@ namespace posenc {
 // The linked library's version, "MAJOR.MINOR.PATCH" (POSENC_VERSION_STRING of its build).
 POSENC_API const char* Version();
 
-// Target names compiled into this build, best first ("AVX3", ..., "SCALAR" or "EMU128").
+// Target names compiled into this build, best first ("AVX3", ..., "SCALAR" or "EMU128"). These
+// three have no error channel: if the library runs out of memory building the answer, it is empty.
 POSENC_API std::vector<std::string> CompiledTargets();
 // Compiled targets this CPU can run (after any cap), best first.
 POSENC_API std::vector<std::string> SupportedTargets();

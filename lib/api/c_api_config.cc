@@ -36,9 +36,9 @@ static_assert(POSENC_PAIRS_HALF == static_cast<int>(posenc::PairLayout::kHalf) &
 Status Invalid(const std::string& message) { return Status(StatusCode::kInvalidArgument, message); }
 
 // A config from `text` (a path or JSON, as `load` reads it) into *out.
-posenc_status MakeConfig(const char* text, const char* name,
+posenc_status MakeConfig(const char* what, const char* text, const char* name,
                          Status (*load)(const std::string&, posenc::RopeConfig*), posenc_config** out) {
-  return Guard([&] {
+  return Guard(what, [&] {
     if (text == nullptr) return Invalid(std::string(name) + " is null");
     if (out == nullptr) return Invalid("out is null");
     posenc::RopeConfig c;
@@ -49,9 +49,9 @@ posenc_status MakeConfig(const char* text, const char* name,
   });
 }
 
-posenc_status MakeModel(const char* text, const char* name,
+posenc_status MakeModel(const char* what, const char* text, const char* name,
                         Status (*load)(const std::string&, posenc::ModelRope*), posenc_model** out) {
-  return Guard([&] {
+  return Guard(what, [&] {
     if (text == nullptr) return Invalid(std::string(name) + " is null");
     if (out == nullptr) return Invalid("out is null");
     std::unique_ptr<posenc_model> m(new posenc_model);
@@ -94,10 +94,10 @@ Status FindType(const posenc_model* model, const char* layer_type, const posenc_
 }
 
 template <class Apply>
-posenc_status ModelApply(const posenc_tensor* q, const posenc_tensor* q_out, const posenc_tensor* k,
-                         const posenc_tensor* k_out, const posenc_model* model,
+posenc_status ModelApply(const char* what, const posenc_tensor* q, const posenc_tensor* q_out,
+                         const posenc_tensor* k, const posenc_tensor* k_out, const posenc_model* model,
                          const posenc_rope_params* params, const Apply& apply) {
-  return Guard([&] {
+  return Guard(what, [&] {
     if (model == nullptr) return Invalid("model is null");
     posenc::RopeParams p;
     Status st = posenc::capi::ToRopeParams(params, &p);
@@ -134,7 +134,7 @@ void posenc_config_desc_init(posenc_config_desc* d) {
 }
 
 posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** out) {
-  return Guard([&] {
+  return Guard(__func__, [&] {
     if (d == nullptr) return Invalid("desc is null");
     if (out == nullptr) return Invalid("out is null");
     const int rope_type = RawEnum(d->rope_type);
@@ -193,7 +193,7 @@ posenc_status posenc_config_create(const posenc_config_desc* d, posenc_config** 
 }
 
 posenc_status posenc_config_describe(const posenc_config* config, posenc_config_desc* out) {
-  return Guard([&] {
+  return Guard(__func__, [&] {
     if (config == nullptr) return Invalid("config is null");
     if (out == nullptr) return Invalid("out is null");
     const posenc::RopeConfig& c = config->config;
@@ -235,11 +235,11 @@ posenc_status posenc_config_describe(const posenc_config* config, posenc_config_
 }
 
 posenc_status posenc_config_load(const char* path, posenc_config** out) {
-  return MakeConfig(path, "path", posenc::LoadHfConfig, out);
+  return MakeConfig(__func__, path, "path", posenc::LoadHfConfig, out);
 }
 
 posenc_status posenc_config_parse(const char* json_text, posenc_config** out) {
-  return MakeConfig(json_text, "json_text", posenc::ParseHfConfig, out);
+  return MakeConfig(__func__, json_text, "json_text", posenc::ParseHfConfig, out);
 }
 
 void posenc_config_destroy(posenc_config* config) { delete config; }
@@ -247,7 +247,7 @@ void posenc_config_destroy(posenc_config* config) { delete config; }
 posenc_status posenc_config_frequencies(const posenc_config* config, int64_t seq_len,
                                         double* inv_freq, int64_t capacity, int64_t* rotary_dim,
                                         double* attention_factor) {
-  return Guard([&] {
+  return Guard(__func__, [&] {
     if (config == nullptr) return Invalid("config is null");
     return Frequencies(config->config, seq_len, inv_freq, capacity, rotary_dim, attention_factor);
   });
@@ -259,11 +259,11 @@ int64_t posenc_config_hf_dynamic_length(const posenc_config* config, int64_t cac
 }
 
 posenc_status posenc_model_load(const char* path, posenc_model** out) {
-  return MakeModel(path, "path", posenc::LoadHfModel, out);
+  return MakeModel(__func__, path, "path", posenc::LoadHfModel, out);
 }
 
 posenc_status posenc_model_parse(const char* json_text, posenc_model** out) {
-  return MakeModel(json_text, "json_text", posenc::ParseHfModel, out);
+  return MakeModel(__func__, json_text, "json_text", posenc::ParseHfModel, out);
 }
 
 void posenc_model_destroy(posenc_model* model) { delete model; }
@@ -284,7 +284,7 @@ const char* posenc_model_layer_type_name(const posenc_model* model, int64_t inde
 }
 
 posenc_status posenc_model_layer_type(const posenc_model* model, int64_t layer, int64_t* type_index) {
-  return Guard([&] {
+  return Guard(__func__, [&] {
     if (model == nullptr) return Invalid("model is null");
     if (type_index == nullptr) return Invalid("type_index is null");
     const int64_t n = static_cast<int64_t>(model->model.layers.size());
@@ -298,7 +298,7 @@ posenc_status posenc_model_layer_type(const posenc_model* model, int64_t layer, 
 
 posenc_status posenc_model_config(const posenc_model* model, const char* layer_type,
                                   const posenc_config** out) {
-  return Guard([&] {
+  return Guard(__func__, [&] {
     if (out == nullptr) return Invalid("out is null");
     return FindType(model, layer_type, out);
   });
@@ -311,7 +311,7 @@ double posenc_model_softmax_scale_factor(const posenc_model* model) {
 posenc_status posenc_model_frequencies(const posenc_model* model, const char* layer_type, int64_t seq_len,
                                        double* inv_freq, int64_t capacity, int64_t* rotary_dim,
                                        double* attention_factor) {
-  return Guard([&] {
+  return Guard(__func__, [&] {
     const posenc_config* c = nullptr;
     Status st = FindType(model, layer_type, &c);
     if (!st.ok()) return st;
@@ -323,7 +323,7 @@ posenc_status posenc_model_rope_apply(const posenc_tensor* q, const posenc_tenso
                                       const posenc_tensor* k, const posenc_tensor* k_out,
                                       const posenc_model* model, const char* layer_type,
                                       const posenc_rope_params* params) {
-  return ModelApply(q, q_out, k, k_out, model, params,
+  return ModelApply(__func__, q, q_out, k, k_out, model, params,
                     [&](const posenc::RopeTensors& t, const posenc::RopeParams& p) {
                       if (layer_type == nullptr) return Invalid("layer_type is null");
                       return posenc::ApplyRope(t, model->model, std::string(layer_type), p);
@@ -334,7 +334,7 @@ posenc_status posenc_model_rope_apply_layer(const posenc_tensor* q, const posenc
                                             const posenc_tensor* k, const posenc_tensor* k_out,
                                             const posenc_model* model, int64_t layer,
                                             const posenc_rope_params* params) {
-  return ModelApply(q, q_out, k, k_out, model, params,
+  return ModelApply(__func__, q, q_out, k, k_out, model, params,
                     [&](const posenc::RopeTensors& t, const posenc::RopeParams& p) {
                       return posenc::ApplyRope(t, model->model, layer, p);
                     });

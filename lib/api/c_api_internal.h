@@ -1,5 +1,6 @@
-// Internal: what the C API translation units (c_api.cc, c_api_config.cc, ...) share: the opaque
-// handle types, the error channel (posenc_last_error) and the one exception guard.
+// Internal: what the C API translation units (c_api_common.cc, c_api_rope.cc, ...) share: the
+// opaque handle types, the conversions of shared structs, the error channel (posenc_last_error)
+// and the guard every entry runs in.
 #ifndef POSENC_LIB_API_C_API_INTERNAL_H_
 #define POSENC_LIB_API_C_API_INTERNAL_H_
 
@@ -9,13 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/guard.h"
 #include "posenc/freqs.h"
 #include "posenc/model.h"
 #include "posenc/posenc.h"
 #include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
 
 struct posenc_rope_table {
   std::shared_ptr<const posenc::RopeTable> table;
+};
+struct posenc_sinusoidal_table {
+  std::shared_ptr<const posenc::SinusoidalTable> table;
 };
 struct posenc_config {
   posenc::RopeConfig config;
@@ -42,20 +48,26 @@ int RawEnum(const E& e) {
 
 // The per-thread message posenc_last_error() returns.
 std::string& LastError();
-// POSENC_OK, or the status code with its message recorded.
-posenc_status Report(const Status& st);
-posenc_status Fail(posenc_status code, const std::string& message);
+// POSENC_OK, or the status code with its message recorded. Never throws: when the message cannot
+// be stored, posenc_last_error() returns "".
+posenc_status Report(const Status& st) noexcept;
+posenc_status Fail(posenc_status code, const std::string& message) noexcept;
 
-// Runs body() -> Status, turning any exception into POSENC_INTERNAL.
+// The guard of every C entry returning posenc_status: core::Guarded (lib/core/guard.h), the one
+// exception barrier, with its Status reported. `what` names the entry in the message.
 template <class Body>
-posenc_status Guard(const Body& body) {
-  try {
-    return Report(body());
-  } catch (const std::bad_alloc&) {
-    return Fail(POSENC_INTERNAL, "out of memory");
-  } catch (...) {
-    return Fail(POSENC_INTERNAL, "unexpected exception inside posenc");
-  }
+posenc_status Guard(const char* what, const Body& body) {
+  return Report(core::Guarded(what, body));
+}
+
+// The guard of C entries returning a value (a size, a string): body(), or `fallback` with the
+// exception's message recorded for posenc_last_error().
+template <class T, class Body>
+T GuardOr(const char* what, const T& fallback, const Body& body) {
+  return core::GuardedWith(what, body, [&fallback](const Status& st) {
+    Report(st);
+    return fallback;
+  });
 }
 
 posenc::Tensor ToTensor(const posenc_tensor* t);

@@ -88,7 +88,7 @@ void posenc_rerope_params_init(posenc_rerope_params* p) {
 posenc_status posenc_rerope_scores(const posenc_tensor* q, const posenc_tensor* k,
                                    const posenc_tensor* scores,
                                    const posenc_rerope_params* params) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     posenc::RelativeRopeParams p;
     Status st = ToParams(params, &p);
     if (!st.ok()) return st;
@@ -101,7 +101,7 @@ posenc_status posenc_rerope_scores(const posenc_tensor* q, const posenc_tensor* 
 posenc_status posenc_rerope_scores_reference(const posenc_tensor* q, const posenc_tensor* k,
                                              const posenc_tensor* scores,
                                              const posenc_rerope_params* params) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     posenc::RelativeRopeParams p;
     Status st = ToParams(params, &p);
     if (!st.ok()) return st;
@@ -116,7 +116,7 @@ posenc_status posenc_rerope_scores_reference(const posenc_tensor* q, const posen
 
 posenc_status posenc_rerope_table_create(const posenc_rerope_params* params, int64_t rotary_dim,
                                          int64_t max_distance, posenc_rerope_table** out) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
     posenc::RelativeRopeParams p;
     Status st = ToParams(params, &p);

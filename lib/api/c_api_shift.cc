@@ -93,9 +93,9 @@ Status ToRerotateParams(const posenc_rerotate_params* p, posenc::RerotateParams*
 }
 
 template <class Rerotate>
-posenc_status RerotateCall(const posenc_tensor* k, const posenc_tensor* k_out,
+posenc_status RerotateCall(const char* what, const posenc_tensor* k, const posenc_tensor* k_out,
                            const posenc_rerotate_params* params, const Rerotate& rerotate) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(what, [&] {
     if (k == nullptr) return Status(StatusCode::kInvalidArgument, "k is null");
     posenc::RerotateParams rp;
     const Status st = ToRerotateParams(params, &rp);
@@ -128,7 +128,7 @@ void posenc_shift_params_init(posenc_shift_params* p) {
 
 posenc_status posenc_rope_shift(const posenc_tensor* k, const posenc_tensor* k_out,
                                 const posenc_shift_params* params) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     using posenc::Status;
     using posenc::StatusCode;
     if (k == nullptr) return Status(StatusCode::kInvalidArgument, "k is null");
@@ -165,14 +165,14 @@ void posenc_rerotate_params_init(posenc_rerotate_params* p) {
 
 posenc_status posenc_rope_rerotate(const posenc_tensor* k, const posenc_tensor* k_out,
                                    const posenc_rerotate_params* params) {
-  return RerotateCall(k, k_out, params,
+  return RerotateCall(__func__, k, k_out, params,
                       [](const posenc::Tensor& kv, const posenc::Tensor& out,
                          const posenc::RerotateParams& rp) { return posenc::RerotateRope(kv, out, rp); });
 }
 
 posenc_status posenc_rope_rerotate_reference(const posenc_tensor* k, const posenc_tensor* k_out,
                                              const posenc_rerotate_params* params) {
-  return RerotateCall(k, k_out, params,
+  return RerotateCall(__func__, k, k_out, params,
                       [](const posenc::Tensor& kv, const posenc::Tensor& out,
                          const posenc::RerotateParams& rp) {
                         return posenc::reference::RerotateRope(kv, out, rp);

@@ -32,7 +32,7 @@ void posenc_vision_params_init(posenc_vision_params* p) {
 posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
                                        const posenc_tensor* k, const posenc_tensor* k_out,
                                        const posenc_vision_params* params) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     using posenc::Status;
     using posenc::StatusCode;
     if (params == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
@@ -62,7 +62,7 @@ posenc_status posenc_vision_rope_apply(const posenc_tensor* q, const posenc_tens
 posenc_status posenc_vision_grid_positions(posenc_vision_kind kind, int64_t t, int64_t h, int64_t w,
                                            int64_t spatial_merge_size, int64_t* rows_cols,
                                            int64_t capacity_pairs, int64_t* num_patches) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     using posenc::Status;
     using posenc::StatusCode;
     if (num_patches == nullptr) return Status(StatusCode::kInvalidArgument, "num_patches is null");
@@ -89,7 +89,7 @@ posenc_status posenc_vision_window_order(int64_t t, int64_t h, int64_t w,
                                          int64_t* rows_cols, int64_t* window_index,
                                          int64_t* cu_window_seqlens, int64_t cu_capacity,
                                          int64_t* num_windows) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(__func__, [&] {
     using posenc::Status;
     using posenc::StatusCode;
     if (num_windows == nullptr) return Status(StatusCode::kInvalidArgument, "num_windows is null");
@@ -122,10 +122,10 @@ posenc_status posenc_vision_window_order(int64_t t, int64_t h, int64_t w,
 
 namespace {
 
-posenc_status VisionConfig(const char* text, const char* name,
+posenc_status VisionConfig(const char* what, const char* text, const char* name,
                            posenc::Status (*read)(const std::string&, posenc::VisionRopeConfig*),
                            posenc_vision_config* out) {
-  return posenc::capi::Guard([&] {
+  return posenc::capi::Guard(what, [&] {
     using posenc::Status;
     using posenc::StatusCode;
     if (text == nullptr) return Status(StatusCode::kInvalidArgument, std::string(name) + " is null");
@@ -150,11 +150,11 @@ posenc_status VisionConfig(const char* text, const char* name,
 extern "C" {
 
 posenc_status posenc_vision_config_load(const char* path, posenc_vision_config* out) {
-  return VisionConfig(path, "path", posenc::LoadHfVisionConfig, out);
+  return VisionConfig(__func__, path, "path", posenc::LoadHfVisionConfig, out);
 }
 
 posenc_status posenc_vision_config_parse(const char* json_text, posenc_vision_config* out) {
-  return VisionConfig(json_text, "json_text", posenc::ParseHfVisionConfig, out);
+  return VisionConfig(__func__, json_text, "json_text", posenc::ParseHfVisionConfig, out);
 }
 
 }  // extern "C"

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "lib/api/targets_internal.h"
+#include "lib/core/guard.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/kernels/registry.h"
 #include "posenc/half.h"
@@ -25,14 +26,18 @@ Status CheckConvert(const void* src, const void* dst, DType dtype, size_t n) {
 }  // namespace
 
 Status ConvertToF32(const void* src, DType dtype, size_t n, float* dst) {
-  Status st = CheckConvert(src, dst, dtype, n);
-  if (st.ok() && n != 0) kernels::ToF32(src, dtype, n, dst);
-  return st;
+  return api::Guarded("posenc::ConvertToF32", [&] {
+    Status st = CheckConvert(src, dst, dtype, n);
+    if (st.ok() && n != 0) kernels::ToF32(src, dtype, n, dst);
+    return st;
+  });
 }
 
 Status ConvertFromF32(const float* src, size_t n, DType dtype, void* dst) {
-  Status st = CheckConvert(src, dst, dtype, n);
-  if (st.ok() && n != 0) kernels::FromF32(src, n, dtype, dst);
-  return st;
+  return api::Guarded("posenc::ConvertFromF32", [&] {
+    Status st = CheckConvert(src, dst, dtype, n);
+    if (st.ok() && n != 0) kernels::FromF32(src, n, dtype, dst);
+    return st;
+  });
 }
 }  // namespace posenc

@@ -1,5 +1,7 @@
 #include "lib/api/positions.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -160,6 +162,32 @@ Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const c
                ": outside the ", what, " rows [0, ", rows, ")");
   }
   return Status::Ok();
+}
+
+double LargestMagnitude(const double* v, int64_t n) {
+  double m = 0.0;
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(v[i]));
+  return m;
+}
+
+Status CheckAngle(double x, double max_freq, const std::string& argument, int64_t value,
+                  const char* formula) {
+  const double angle = std::fabs(x) * max_freq;
+  if (angle > kMaxAngle) {
+    return Err(StatusCode::kOutOfRange, argument, " = ", value, ": angle ", formula, " = ", angle,
+               " exceeds 2^50, the largest angle posenc reduces");
+  }
+  return Status::Ok();
+}
+
+Status CheckPositionAngle(const PositionRange& r, int64_t offset, double max_freq, int64_t seq,
+                          const char* formula) {
+  const double lo = std::fabs(static_cast<double>(r.min + offset));
+  const double hi = std::fabs(static_cast<double>(r.max + offset));
+  const bool at_max = hi >= lo;
+  return CheckAngle(at_max ? hi : lo, max_freq,
+                    "positions" + TokenName(at_max ? r.max_token : r.min_token, seq),
+                    at_max ? r.max : r.min, formula);
 }
 
 Status LargestPosition(const Positions& positions, int64_t batch, int64_t seq, int64_t* out) {

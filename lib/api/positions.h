@@ -17,6 +17,16 @@ namespace api {
 // kOutOfRange rather than return meaningless values.
 constexpr double kMaxAngle = 1125899906842624.0;
 
+// The largest |v[i]|, i < n (the frequency that turns a position into the largest angle).
+double LargestMagnitude(const double* v, int64_t n);
+
+// The one angle-limit check of every entry: kOutOfRange unless |x| * max_freq <= kMaxAngle, as
+// "<argument> = <value>: angle <formula> = <|x| * max_freq> exceeds 2^50, the largest angle
+// posenc reduces". `x` is what multiplies the frequency (a position, a mapped distance), `value`
+// the argument's value as the caller gave it.
+Status CheckAngle(double x, double max_freq, const std::string& argument, int64_t value,
+                  const char* formula);
+
 // A copy of the caller's position ids / per-batch offsets, taken once at the start of a call.
 // Validation, planning and the kernels read only this copy, so ids that another thread changes
 // during the call (or that sit in an output's memory: rejected anyway) cannot move an index
@@ -80,6 +90,11 @@ std::string TokenName(int64_t token, int64_t seq);
 
 // kOutOfRange naming the first offending token when positions leave [0, rows).
 Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const char* what);
+
+// CheckAngle for the position of `r` farthest from 0 once `offset` is added (the caller has
+// checked that the sums fit in int64), naming that token: "positions[b=0, s=3] = p: angle ...".
+Status CheckPositionAngle(const PositionRange& r, int64_t offset, double max_freq, int64_t seq,
+                          const char* formula);
 
 // Largest position of a call with `batch` x `seq` tokens; validates the positions first.
 Status LargestPosition(const Positions& positions, int64_t batch, int64_t seq, int64_t* out);

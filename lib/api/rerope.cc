@@ -10,6 +10,7 @@
 #include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/rerope_prepare.h"
+#include "lib/api/table_build.h"
 #include "lib/api/rope_prepare.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
@@ -109,7 +110,8 @@ Status RelativeRopeTable::Create(int64_t rotary_dim, const Frequencies& freqs,
       return api::Err(StatusCode::kInvalidArgument, "rotary_dim = ", rotary_dim,
                       ": must be even and > 0");
     }
-    Status st = api::CheckFrequencies(freqs, rotary_dim);
+    api::CheckedFrequencies f;
+    Status st = api::CheckFrequencies(freqs, rotary_dim, &f);
     if (!st.ok()) return st;
     if (!(st = api::CheckDistanceMap(map, "map")).ok()) return st;
     if (!std::isfinite(freqs.attention_factor * freqs.attention_factor)) {
@@ -122,31 +124,27 @@ Status RelativeRopeTable::Create(int64_t rotary_dim, const Frequencies& freqs,
     const int64_t rows = map.mode == DistanceMode::kCap && max_distance > map.window + 1
                              ? map.window + 1
                              : max_distance;
-    int64_t elements;
-    if (max_distance <= 0 || __builtin_mul_overflow(rows, rotary_dim, &elements) ||
-        elements > (int64_t{1} << 37)) {
-      return api::Err(StatusCode::kInvalidArgument, "max_distance = ", max_distance,
-                      ": must be > 0 and the stored rows * rotary_dim <= 2^37 doubles");
-    }
+    const api::TableSize size = {"max_distance", max_distance, rows, rotary_dim,
+                                 int64_t{1} << 37,
+                                 "the stored rows * rotary_dim <= 2^37 doubles"};
+    if (!(st = api::CheckTableSize(size)).ok()) return st;
+    if (!(st = api::CheckMappedAngle(map, rows - 1, f.max_freq, "max_distance - 1")).ok()) return st;
     std::shared_ptr<RelativeRopeTable> table(new RelativeRopeTable());
     table->rotary_dim_ = rotary_dim;
     table->max_distance_ = max_distance;
     table->stored_rows_ = rows;
     table->map_ = map;
     table->attention_factor_ = freqs.attention_factor;
-    table->inv_freq_ = freqs.inv_freq != nullptr
-                           ? std::vector<double>(freqs.inv_freq, freqs.inv_freq + half)
-                           : freqs::DefaultInvFreq(freqs.base, rotary_dim);
-    double max_freq = 0.0;
-    for (double f : table->inv_freq_) max_freq = std::max(max_freq, std::fabs(f));
-    if (!(st = api::CheckMappedAngle(map, rows - 1, max_freq, "max_distance - 1")).ok()) return st;
-    table->rows_.resize(static_cast<size_t>(elements));
+    table->inv_freq_.assign(f.inv_freq, f.inv_freq + half);
     RelativeRopeTable* t = table.get();
     const double m2 = freqs.attention_factor * freqs.attention_factor;
-    parallel::ForEachRange(rows, 16 * half, Execution{}, [t, half, m2](int64_t begin, int64_t end) {
-      kernels::ReropeRows(t->inv_freq_.data(), half, m2, t->map_, begin, end - begin,
-                          t->rows_.data() + begin * 2 * half);
-    });
+    st = api::FillTableRows(
+        size, {&t->rows_}, Execution{}, [] { return Status::Ok(); },
+        [t, half, m2](int64_t begin, int64_t end) {
+          kernels::ReropeRows(t->inv_freq_.data(), half, m2, t->map_, begin, end - begin,
+                              t->rows_.data() + begin * 2 * half);
+        });
+    if (!st.ok()) return st;
     *out = std::move(table);
     return Status::Ok();
   });

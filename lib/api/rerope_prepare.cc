@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "lib/api/positions.h"
 #include "lib/api/rope_prepare.h"
@@ -83,13 +84,8 @@ Status CheckDistanceMap(const DistanceMap& map, const char* name) {
 
 Status CheckMappedAngle(const DistanceMap& map, int64_t max_distance, double max_freq,
                         const char* what) {
-  const double angle = std::fabs(kernels::MappedDistance(map, max_distance)) * max_freq;
-  if (angle > kMaxAngle) {
-    return Err(StatusCode::kOutOfRange, what, " = ", max_distance,
-               ": angle |f(d) * inv_freq| = ", angle,
-               " exceeds 2^50, the largest angle posenc reduces");
-  }
-  return Status::Ok();
+  return CheckAngle(kernels::MappedDistance(map, max_distance), max_freq, what, max_distance,
+                    "|f(d) * inv_freq|");
 }
 
 Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& params,
@@ -169,7 +165,6 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
                                " - k_positions" + TokenName(far.b * k_len + far.j, k_len);
 
   kernels::ReropePlan& plan = prep.plan;
-  const int64_t half = rotary_dim / 2;
   if (params.table != nullptr) {
     const RelativeRopeTable& table = *params.table;
     if (table.rotary_dim() != rotary_dim) {
@@ -193,21 +188,16 @@ Status PrepareRerope(const RelativeRopeTensors& t, const RelativeRopeParams& par
     prep.inv_freq = table.inv_freq().data();
     prep.attention_factor = table.attention_factor();
   } else {
-    if (!(st = CheckFrequencies(params.freqs, rotary_dim)).ok()) return st;
+    CheckedFrequencies f;
+    if (!(st = CheckFrequencies(params.freqs, rotary_dim, &f)).ok()) return st;
     const double m = params.freqs.attention_factor;
     if (!std::isfinite(m * m)) {
       return Err(kInvalid, "freqs.attention_factor = ", m, ": its square overflows");
     }
-    if (params.freqs.inv_freq != nullptr) {
-      plan.inv_freq = params.freqs.inv_freq;
-    } else {
-      prep.default_freqs = freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
-      plan.inv_freq = prep.default_freqs->data();
-    }
-    double max_freq = 0.0;
-    for (int64_t i = 0; i < half; ++i) max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
+    plan.inv_freq = f.inv_freq;
+    prep.default_freqs = std::move(f.computed);
     if (far.a >= 0 &&
-        !(st = CheckMappedAngle(params.map, far.a, max_freq, far_name.c_str())).ok()) {
+        !(st = CheckMappedAngle(params.map, far.a, f.max_freq, far_name.c_str())).ok()) {
       return st;
     }
     plan.m2 = m * m;

@@ -1,16 +1,15 @@
 // posenc::ApplyRope and RopeTable: validation, then the parallel split over tokens, then the
 // dispatched row kernels.
-#include <algorithm>
-#include <cmath>
-#include <new>
+#include <memory>
+#include <utility>
 
 #include "lib/core/guard.h"
 #include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/rope_prepare.h"
+#include "lib/api/table_build.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
-#include "lib/freqs/inv_freq.h"
 #include "lib/core/rope_plan.h"
 #include "lib/parallel/split.h"
 #include "posenc/rope.h"
@@ -43,7 +42,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
 
 Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
                          std::shared_ptr<const RopeTable>* out) {
-  try {
+  return api::Guarded("posenc::RopeTable::Create", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
@@ -51,49 +50,35 @@ Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t m
       return api::Err(StatusCode::kInvalidArgument, "rotary_dim = ", rotary_dim,
                       ": must be even and > 0");
     }
-    Status st = api::CheckFrequencies(freqs, rotary_dim);
+    api::CheckedFrequencies f;
+    Status st = api::CheckFrequencies(freqs, rotary_dim, &f);
     if (!st.ok()) return st;
     const int64_t half = rotary_dim / 2;
-    int64_t elements;
-    if (max_positions <= 0 || __builtin_mul_overflow(max_positions, half, &elements) ||
-        elements > api::kMaxTableElements) {
-      return api::Err(StatusCode::kInvalidArgument, "max_positions = ", max_positions,
-                      ": must be > 0 and max_positions * rotary_dim / 2 <= 2^32");
+    const api::TableSize size = {"max_positions", max_positions, max_positions, half,
+                                 api::kMaxTableElements,
+                                 "max_positions * rotary_dim / 2 <= 2^32"};
+    if (!(st = api::CheckTableSize(size)).ok()) return st;
+    if (!(st = api::CheckAngle(static_cast<double>(max_positions - 1), f.max_freq,
+                               "max_positions", max_positions, "|(max_positions - 1) * inv_freq|"))
+             .ok()) {
+      return st;
     }
     std::shared_ptr<RopeTable> table(new RopeTable());
     table->rotary_dim_ = rotary_dim;
     table->max_positions_ = max_positions;
     table->attention_factor_ = freqs.attention_factor;
-    table->inv_freq_ = freqs.inv_freq != nullptr
-                           ? std::vector<double>(freqs.inv_freq, freqs.inv_freq + half)
-                           : freqs::DefaultInvFreq(freqs.base, rotary_dim);
-    if (freqs.inv_freq == nullptr &&
-        !(st = api::CheckComputedFrequencies(table->inv_freq_, freqs.base)).ok()) {
-      return st;
-    }
-    double max_freq = 0.0;
-    for (double f : table->inv_freq_) max_freq = std::max(max_freq, std::fabs(f));
-    if (static_cast<double>(max_positions - 1) * max_freq > api::kMaxAngle) {
-      return api::Err(StatusCode::kOutOfRange, "max_positions = ", max_positions,
-                      ": angle (max_positions - 1) * inv_freq exceeds 2^50");
-    }
-    table->cos_.resize(static_cast<size_t>(elements));
-    table->sin_.resize(static_cast<size_t>(elements));
+    table->inv_freq_.assign(f.inv_freq, f.inv_freq + half);
     RopeTable* t = table.get();
-    parallel::ForEachRange(max_positions, 8 * half, Execution{},
-                           [t, half](int64_t begin, int64_t end) {
-                             kernels::CosSinRows(t->inv_freq_.data(), half, t->attention_factor_,
-                                                 begin, end - begin,
-                                                 t->cos_.data() + begin * half,
-                                                 t->sin_.data() + begin * half);
-                           });
+    st = api::FillTableRows(
+        size, {&t->cos_, &t->sin_}, Execution{}, [] { return Status::Ok(); },
+        [t, half](int64_t begin, int64_t end) {
+          kernels::CosSinRows(t->inv_freq_.data(), half, t->attention_factor_, begin, end - begin,
+                              t->cos_.data() + begin * half, t->sin_.data() + begin * half);
+        });
+    if (!st.ok()) return st;
     *out = std::move(table);
     return Status::Ok();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory building the RoPE table");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "unexpected exception in posenc::RopeTable::Create");
-  }
+  });
 }
 
 }  // namespace posenc

@@ -115,35 +115,39 @@ Status ApplyRope(const RopeTensors& tensors, const RopeConfig& config, const Rop
 }
 
 Status LayerRope(const ModelRope& model, const std::string& layer_type, const RopeConfig** out) {
-  if (out == nullptr) return api::Err(StatusCode::kInvalidArgument, "out is null");
-  for (const RopeLayerType& t : model.layer_types) {
-    if (t.name == layer_type) {
-      *out = &t.config;
-      return Status::Ok();
+  return api::Guarded("posenc::LayerRope(layer_type)", [&] {
+    if (out == nullptr) return api::Err(StatusCode::kInvalidArgument, "out is null");
+    for (const RopeLayerType& t : model.layer_types) {
+      if (t.name == layer_type) {
+        *out = &t.config;
+        return Status::Ok();
+      }
     }
-  }
-  return api::Err(StatusCode::kInvalidArgument, "layer_type = \"", layer_type,
-                  "\": not a RoPE layer type of this model (", TypeNames(model), ")");
+    return api::Err(StatusCode::kInvalidArgument, "layer_type = \"", layer_type,
+                    "\": not a RoPE layer type of this model (", TypeNames(model), ")");
+  });
 }
 
 Status LayerRope(const ModelRope& model, int64_t layer, const RopeConfig** out) {
-  if (out == nullptr) return api::Err(StatusCode::kInvalidArgument, "out is null");
-  const int64_t n = static_cast<int64_t>(model.layers.size());
-  if (layer < 0 || layer >= n) {
-    return api::Err(StatusCode::kInvalidArgument, "layer = ", layer, ": must be in [0, ", n, ")",
-                    n == 0 ? " (the config gives no layer count)" : "");
-  }
-  const int type = model.layers[static_cast<size_t>(layer)];
-  if (type == ModelRope::kNoRope) {
-    return api::Err(StatusCode::kInvalidArgument, "layer = ", layer,
-                    ": has no RoPE (a NoPE layer of this model); skip RoPE for it");
-  }
-  if (type < 0 || type >= static_cast<int>(model.layer_types.size())) {
-    return api::Err(StatusCode::kInvalidArgument, "model.layers[", layer, "] = ", type,
-                    ": not an index into model.layer_types");
-  }
-  *out = &model.layer_types[static_cast<size_t>(type)].config;
-  return Status::Ok();
+  return api::Guarded("posenc::LayerRope(layer)", [&] {
+    if (out == nullptr) return api::Err(StatusCode::kInvalidArgument, "out is null");
+    const int64_t n = static_cast<int64_t>(model.layers.size());
+    if (layer < 0 || layer >= n) {
+      return api::Err(StatusCode::kInvalidArgument, "layer = ", layer, ": must be in [0, ", n, ")",
+                      n == 0 ? " (the config gives no layer count)" : "");
+    }
+    const int type = model.layers[static_cast<size_t>(layer)];
+    if (type == ModelRope::kNoRope) {
+      return api::Err(StatusCode::kInvalidArgument, "layer = ", layer,
+                      ": has no RoPE (a NoPE layer of this model); skip RoPE for it");
+    }
+    if (type < 0 || type >= static_cast<int>(model.layer_types.size())) {
+      return api::Err(StatusCode::kInvalidArgument, "model.layers[", layer, "] = ", type,
+                      ": not an index into model.layer_types");
+    }
+    *out = &model.layer_types[static_cast<size_t>(type)].config;
+    return Status::Ok();
+  });
 }
 
 Status ApplyRope(const RopeTensors& tensors, const ModelRope& model, const std::string& layer_type,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "lib/api/positions.h"
 #include "lib/api/tensor_checks.h"
@@ -154,17 +155,8 @@ Status BuildPairStreams(const MRopeSections& m, int64_t rotary_dim, std::vector<
   return Status::Ok();
 }
 
-Status CheckComputedFrequencies(const std::vector<double>& inv_freq, double base) {
-  for (size_t i = 0; i < inv_freq.size(); ++i) {
-    if (!std::isfinite(inv_freq[i])) {
-      return Err(StatusCode::kInvalidArgument, "freqs.base = ", base, ": inv_freq[", i,
-                 "] = base^(-2i/rotary_dim) = ", inv_freq[i], " is not finite");
-    }
-  }
-  return Status::Ok();
-}
-
-Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
+Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim, CheckedFrequencies* out) {
+  const int64_t half = rotary_dim / 2;
   if (!std::isfinite(freqs.attention_factor)) {
     return Err(StatusCode::kInvalidArgument, "freqs.attention_factor = ", freqs.attention_factor,
                ": must be finite");
@@ -172,26 +164,36 @@ Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim) {
   if (freqs.inv_freq != nullptr) {
     Status st = CheckAligned(freqs.inv_freq, 8, "freqs.inv_freq");
     if (!st.ok()) return st;
-    if (freqs.inv_freq_len != rotary_dim / 2) {
+    if (freqs.inv_freq_len != half) {
       return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
-                 ": must be rotary_dim / 2 = ", rotary_dim / 2);
+                 ": must be rotary_dim / 2 = ", half);
     }
-    for (int64_t i = 0; i < freqs.inv_freq_len; ++i) {
+    for (int64_t i = 0; i < half; ++i) {
       if (!std::isfinite(freqs.inv_freq[i])) {
         return Err(StatusCode::kInvalidArgument, "freqs.inv_freq[", i, "] = ", freqs.inv_freq[i],
                    ": must be finite");
       }
     }
-    return Status::Ok();
+    out->inv_freq = freqs.inv_freq;
+  } else {
+    if (freqs.inv_freq_len != 0) {
+      return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
+                 " but freqs.inv_freq is null");
+    }
+    if (!std::isfinite(freqs.base) || !(freqs.base > 0.0)) {
+      return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base,
+                 ": must be finite and > 0");
+    }
+    out->computed = freqs::CachedDefaultInvFreq(freqs.base, rotary_dim);
+    out->inv_freq = out->computed->data();
+    for (int64_t i = 0; i < half; ++i) {
+      if (!std::isfinite(out->inv_freq[i])) {
+        return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base, ": inv_freq[", i,
+                   "] = base^(-2i/rotary_dim) = ", out->inv_freq[i], " is not finite");
+      }
+    }
   }
-  if (freqs.inv_freq_len != 0) {
-    return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
-               " but freqs.inv_freq is null");
-  }
-  if (!std::isfinite(freqs.base) || !(freqs.base > 0.0)) {
-    return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base,
-               ": must be finite and > 0");
-  }
+  out->max_freq = LargestMagnitude(out->inv_freq, half);
   return Status::Ok();
 }
 
@@ -306,33 +308,15 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   const StreamRanges ranges = per_token ? StreamRanges() : RangesOf(plan);
   switch (src.kind) {
     case CosSinSource::Kind::kOnTheFly: {
-      if (!(st = CheckFrequencies(params.freqs, rotary_dim)).ok()) return st;
+      CheckedFrequencies f;
+      if (!(st = CheckFrequencies(params.freqs, rotary_dim, &f)).ok()) return st;
       plan.source = kernels::RowSource::kCompute;
-      if (params.freqs.inv_freq != nullptr) {
-        plan.inv_freq = params.freqs.inv_freq;
-      } else {
-        prep.default_freqs = freqs::CachedDefaultInvFreq(params.freqs.base, rotary_dim);
-        plan.inv_freq = prep.default_freqs->data();
-        if (!(st = CheckComputedFrequencies(*prep.default_freqs, params.freqs.base)).ok()) return st;
-      }
+      plan.inv_freq = f.inv_freq;
+      prep.default_freqs = std::move(f.computed);
       plan.attention_factor = params.freqs.attention_factor;
-      double max_freq = 0.0;
-      for (int64_t i = 0; i < rotary_dim / 2; ++i) {
-        max_freq = std::max(max_freq, std::fabs(plan.inv_freq[i]));
-      }
       for (int j = 0; j < ranges.n; ++j) {
-        const PositionRange& r = ranges.r[j];
-        const double max_pos = std::max(std::fabs(static_cast<double>(r.min)),
-                                        std::fabs(static_cast<double>(r.max)));
-        if (max_pos * max_freq > kMaxAngle) {
-          const bool at_max = std::fabs(static_cast<double>(r.max)) >= max_pos;
-          return NameStream(
-              Err(StatusCode::kOutOfRange, "positions",
-                  TokenName(at_max ? r.max_token : r.min_token, seq), " = ",
-                  at_max ? r.max : r.min, ": angle |p * inv_freq| = ", max_pos * max_freq,
-                  " exceeds 2^50, the largest angle posenc reduces"),
-              plan, j);
-        }
+        st = CheckPositionAngle(ranges.r[j], 0, f.max_freq, seq, "|p * inv_freq|");
+        if (!st.ok()) return NameStream(st, plan, j);
       }
       prep.inv_freq = plan.inv_freq;
       prep.attention_factor = plan.attention_factor;

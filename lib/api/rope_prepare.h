@@ -43,10 +43,16 @@ Status BuildPairStreams(const MRopeSections& mrope, int64_t rotary_dim, std::vec
 // The tensor part of PrepareRope (views, shapes, dtypes, overlaps between q, k and outputs).
 Status CheckRopeTensors(const RopeTensors& tensors);
 
-// Frequencies checks shared with RopeTable::Create.
-Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim);
-// Frequencies computed from freqs.base must be finite (a subnormal base overflows them).
-Status CheckComputedFrequencies(const std::vector<double>& inv_freq, double base);
+// The frequencies of an on-the-fly call or of a table (RoPE and ReRoPE, calls and tables),
+// checked once: attention_factor finite; the caller's inv_freq array (aligned, rotary_dim / 2
+// finite values) or the shared default computed from a finite base > 0, whose values must be
+// finite too (a subnormal base overflows them). Messages name "freqs.<field>".
+struct CheckedFrequencies {
+  const double* inv_freq = nullptr;  // rotary_dim / 2 values: the caller's array or *computed
+  freqs::SharedFreqs computed;       // set when computed from freqs.base
+  double max_freq = 0.0;             // the largest |inv_freq[i]|
+};
+Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim, CheckedFrequencies* out);
 
 }  // namespace api
 }  // namespace posenc

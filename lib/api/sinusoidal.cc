@@ -1,12 +1,13 @@
 // Sinusoidal encodings: validation and planning, the parallel split, the table object.
-#include <algorithm>
 #include <cmath>
-#include <new>
+#include <memory>
+#include <utility>
 
 #include "lib/core/guard.h"
 #include "lib/api/kernel_choice.h"
 #include "lib/api/positions.h"
 #include "lib/api/sinusoidal_prepare.h"
+#include "lib/api/table_build.h"
 #include "lib/api/targets_internal.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/freqs/inv_freq.h"
@@ -162,20 +163,14 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   prep->freqs = freqs::CachedSinusoidalFreqs(params.base, out.d_model,
                                              static_cast<int>(params.spacing));
   plan->freqs = prep->freqs->data();
-  double max_freq = 0.0;
   for (int64_t i = 0; i < out.d_model / 2; ++i) {
     if (!std::isfinite(plan->freqs[i])) {
       return Err(kInvalid, "base = ", params.base, ": frequency w[", i, "] = ", plan->freqs[i],
                  " is not finite");
     }
-    max_freq = std::max(max_freq, plan->freqs[i]);
   }
-  const double max_pos = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-  if (max_pos * max_freq > kMaxAngle) {
-    return Err(StatusCode::kOutOfRange, "positions: |(p + position_offset) * w| = ",
-               max_pos * max_freq, " exceeds 2^50, the largest angle posenc reduces");
-  }
-  return Status::Ok();
+  return CheckPositionAngle(r, params.position_offset, LargestMagnitude(plan->freqs, out.d_model / 2),
+                            out.seq, "|(p + position_offset) * w|");
 }
 
 }  // namespace api
@@ -238,20 +233,20 @@ Status AddSinusoidal(const SinusoidalParams& params, const EmbeddingView& x,
 
 Status SinusoidalTable::Create(const SinusoidalParams& params, int64_t d_model,
                                int64_t max_positions, std::shared_ptr<const SinusoidalTable>* out) {
-  try {
+  return api::Guarded("posenc::SinusoidalTable::Create", [&] {
+    const Status& env = api::EnsureTargetsInitialized();
+    if (!env.ok()) return env;
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    int64_t elements;
-    if (max_positions <= 0 || __builtin_mul_overflow(max_positions, d_model, &elements) ||
-        elements > api::kMaxTableElements) {
-      return api::Err(StatusCode::kInvalidArgument, "max_positions = ", max_positions,
-                      ": must be > 0 and max_positions * d_model <= 2^32");
-    }
     if (d_model <= 0 || d_model % 2 != 0) {
       return api::Err(StatusCode::kInvalidArgument, "d_model = ", d_model, ": must be even and > 0");
     }
     if (params.table != nullptr) {
       return Status(StatusCode::kInvalidArgument, "params.table must be null when creating a table");
     }
+    const api::TableSize size = {"max_positions", max_positions, max_positions, d_model,
+                                 api::kMaxTableElements, "max_positions * d_model <= 2^32"};
+    Status st = api::CheckTableSize(size);
+    if (!st.ok()) return st;
     std::shared_ptr<SinusoidalTable> table(new SinusoidalTable());
     table->d_model_ = d_model;
     table->max_positions_ = max_positions;
@@ -259,17 +254,25 @@ Status SinusoidalTable::Create(const SinusoidalParams& params, int64_t d_model,
     table->spacing_ = params.spacing;
     table->base_ = params.base;
     table->position_offset_ = params.position_offset;
-    table->values_.resize(static_cast<size_t>(elements));
+    // Row p is the encoding of position p: a write of positions 0, 1, ... into the rows.
     SinusoidalParams p = params;
     p.positions = Positions::Offset(0);
-    Status st = WriteSinusoidal(p, EmbeddingBSD(table->values_.data(), DType::kF32, 1,
-                                                max_positions, d_model));
+    api::PreparedSinusoidal prep;
+    kernels::RowKernel<kernels::SinusoidalPlan> rows = nullptr;
+    st = api::FillTableRows(
+        size, {&table->values_}, params.exec,
+        [&] {
+          const EmbeddingView view =
+              EmbeddingBSD(table->values_.data(), DType::kF32, 1, max_positions, d_model);
+          Status prepared = api::PrepareSinusoidal(p, nullptr, view, &prep);
+          if (!prepared.ok()) return prepared;
+          return api::ChooseKernel(kernels::KernelOp::kSinusoidal, DType::kF32, &rows);
+        },
+        [&prep, &rows](int64_t begin, int64_t end) { rows(prep.plan, begin, end); });
     if (!st.ok()) return st;
     *out = std::move(table);
     return Status::Ok();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory building the sinusoidal table");
-  }
+  });
 }
 
 }  // namespace posenc

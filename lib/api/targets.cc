@@ -6,6 +6,7 @@
 
 #include "hwy/targets.h"
 #include "lib/api/targets_internal.h"
+#include "lib/core/guard.h"
 #include "lib/api/tensor_checks.h"
 #include "lib/kernels/registry.h"
 #include "posenc/targets.h"
@@ -87,27 +88,44 @@ const Status& EnsureTargetsInitialized() {
   });
   return status;
 }
+
+const char* ChosenTargetName() {
+  if (!EnsureTargetsInitialized().ok()) return "";
+  return kernels::DispatchedTargetName();
+}
 }  // namespace api
 
+// Version() returns a literal; the others run in the one guard (lib/core/guard.h). The lists and
+// the name have no error channel: on an exception (out of memory) they return empty.
 const char* Version() { return POSENC_VERSION_STRING; }
 
-std::vector<std::string> CompiledTargets() { return Names(HWY_TARGETS); }
+std::vector<std::string> CompiledTargets() {
+  return api::GuardedOr("posenc::CompiledTargets", std::vector<std::string>(),
+                        [] { return Names(HWY_TARGETS); });
+}
 
 std::vector<std::string> SupportedTargets() {
-  api::EnsureTargetsInitialized();
-  return Names(CappedSupportedTargets() & HWY_TARGETS);
+  return api::GuardedOr("posenc::SupportedTargets", std::vector<std::string>(), [] {
+    (void)api::EnsureTargetsInitialized();  // a bad POSENC_MAX_TARGET leaves the set uncapped
+    return Names(CappedSupportedTargets() & HWY_TARGETS);
+  });
 }
 
 std::string ChosenTarget() {
-  if (!api::EnsureTargetsInitialized().ok()) return "";
-  return kernels::DispatchedTargetName();
+  return api::GuardedOr("posenc::ChosenTarget", std::string(),
+                        [] { return std::string(api::ChosenTargetName()); });
 }
 
 Status SetMaxTarget(const std::string& name) {
-  api::EnsureTargetsInitialized();
-  return ApplyCap(name, "max target");
+  return api::Guarded("posenc::SetMaxTarget", [&] {
+    (void)api::EnsureTargetsInitialized();  // the explicit cap replaces the environment's
+    return ApplyCap(name, "max target");
+  });
 }
 
-Status TargetEnvironmentStatus() { return api::EnsureTargetsInitialized(); }
+Status TargetEnvironmentStatus() {
+  return api::Guarded("posenc::TargetEnvironmentStatus",
+                      [] { return api::EnsureTargetsInitialized(); });
+}
 
 }  // namespace posenc

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/guard.h"
 #include "lib/core/status_util.h"
 #include "lib/freqs/hf_families.h"
 #include "lib/freqs/json_fields.h"
@@ -475,21 +476,21 @@ std::string JoinTypeNames(const ModelRope& m) {
 }  // namespace
 
 Status ParseHfModel(const std::string& json_text, ModelRope* out) {
-  if (out == nullptr) return Err(kInvalid, "out is null");
-  return freqs::ParseJsonText(json_text, [&](const json& doc) { return ParseModelDocument(doc, out); });
+  return core::Guarded("posenc::ParseHfModel", [&] {
+    if (out == nullptr) return Err(kInvalid, "out is null");
+    return freqs::ParseJsonText(json_text, [&](const json& doc) { return ParseModelDocument(doc, out); });
+  });
 }
 
 Status LoadHfModel(const std::string& path, ModelRope* out) {
-  if (out == nullptr) return Err(kInvalid, "out is null");
-  try {
+  return core::Guarded("posenc::LoadHfModel", [&] {
+    if (out == nullptr) return Err(kInvalid, "out is null");
     std::string text;
     Status st = freqs::ReadConfigFile(path, &text);
     if (st.ok()) st = ParseHfModel(text, out);
     if (!st.ok() && st.message().rfind("config path", 0) != 0) return Status(st.code(), path + ": " + st.message());
     return st;
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 bool SingleRope(const ModelRope& m) {
@@ -500,33 +501,29 @@ bool SingleRope(const ModelRope& m) {
 }
 
 Status ParseHfConfig(const std::string& json_text, RopeConfig* out) {
-  if (out == nullptr) return Err(kInvalid, "out is null");
-  ModelRope m;
-  Status st = ParseHfModel(json_text, &m);
-  if (!st.ok()) return st;
-  if (!SingleRope(m)) {
-    return Err(kInvalid, "config: the model has ", m.layer_types.size(), " RoPE layer types with different RoPE (",
-               JoinTypeNames(m), "): load it with LoadHfModel and apply the RoPE of a layer type");
-  }
-  try {
+  return core::Guarded("posenc::ParseHfConfig", [&] {
+    if (out == nullptr) return Err(kInvalid, "out is null");
+    ModelRope m;
+    Status st = ParseHfModel(json_text, &m);
+    if (!st.ok()) return st;
+    if (!SingleRope(m)) {
+      return Err(kInvalid, "config: the model has ", m.layer_types.size(), " RoPE layer types with different RoPE (",
+                 JoinTypeNames(m), "): load it with LoadHfModel and apply the RoPE of a layer type");
+    }
     *out = m.layer_types[0].config;
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 Status LoadHfConfig(const std::string& path, RopeConfig* out) {
-  if (out == nullptr) return Err(kInvalid, "out is null");
-  try {
+  return core::Guarded("posenc::LoadHfConfig", [&] {
+    if (out == nullptr) return Err(kInvalid, "out is null");
     std::string text;
     Status st = freqs::ReadConfigFile(path, &text);
     if (st.ok()) st = ParseHfConfig(text, out);
     if (!st.ok() && st.message().rfind("config path", 0) != 0) return Status(st.code(), path + ": " + st.message());
     return st;
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 }  // namespace posenc

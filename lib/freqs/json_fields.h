@@ -40,15 +40,15 @@ Status GetObject(const json& obj, const char* key, const std::string& path, cons
 // The text of the config file at `path` ("config path \"...\": cannot open" when unreadable).
 Status ReadConfigFile(const std::string& path, std::string* text);
 
-// parse(doc) of json_text's document, with invalid JSON and out-of-memory as a Status.
+// parse(doc) of json_text's document, with nlohmann-json's exceptions (invalid JSON, a value
+// of the wrong type) as kInvalidArgument: those describe the caller's input. Out of memory is
+// left to the entries' one guard (core::Guarded).
 template <class Parse>
 Status ParseJsonText(const std::string& json_text, const Parse& parse) {
   try {
     return parse(json::parse(json_text));
   } catch (const json::exception& e) {
     return Status(StatusCode::kInvalidArgument, std::string("config: invalid JSON: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
   }
 }
 

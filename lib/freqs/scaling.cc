@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <new>
 #include <sstream>
 #include <string>
 
+#include "lib/core/guard.h"
 #include "lib/core/status_util.h"
 #include "lib/freqs/det_math.h"
 #include "lib/freqs/inv_freq.h"
@@ -479,7 +479,7 @@ const char* RopeTypeName(RopeType type) {
 }
 
 Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies* out) {
-  try {
+  return core::Guarded("posenc::ComputeFrequencies", [&] {
     if (out == nullptr) return core::Err(freqs::kInvalid, "out is null");
     if (seq_len < 0) return core::Err(freqs::kInvalid, "seq_len = ", seq_len, ": must be >= 0 (0 = unknown)");
     int64_t r = 0;
@@ -493,9 +493,7 @@ Status ComputeFrequencies(const RopeConfig& c, int64_t seq_len, RopeFrequencies*
     if (!(st = freqs::CheckComputed(c, seq_len, f)).ok()) return st;
     *out = std::move(f);
     return Status::Ok();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 int64_t HfDynamicLength(const RopeConfig& c, int64_t cached_len, int64_t seq_len) {

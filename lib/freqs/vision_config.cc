@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/guard.h"
 #include "lib/core/status_util.h"
 #include "lib/freqs/json_fields.h"
 #include "posenc/vision.h"
@@ -169,22 +170,22 @@ Status ParseVisionDocument(const json& doc, VisionRopeConfig* out) {
 }  // namespace
 
 Status ParseHfVisionConfig(const std::string& json_text, VisionRopeConfig* out) {
-  if (out == nullptr) return Err(kInvalid, "out is null");
-  return freqs::ParseJsonText(json_text, [&](const json& doc) { return ParseVisionDocument(doc, out); });
+  return core::Guarded("posenc::ParseHfVisionConfig", [&] {
+    if (out == nullptr) return Err(kInvalid, "out is null");
+    return freqs::ParseJsonText(json_text, [&](const json& doc) { return ParseVisionDocument(doc, out); });
+  });
 }
 
 Status LoadHfVisionConfig(const std::string& path, VisionRopeConfig* out) {
-  if (out == nullptr) return Err(kInvalid, "out is null");
-  try {
+  return core::Guarded("posenc::LoadHfVisionConfig", [&] {
+    if (out == nullptr) return Err(kInvalid, "out is null");
     std::string text;
     Status st = freqs::ReadConfigFile(path, &text);
     if (!st.ok()) return st;
     st = ParseHfVisionConfig(text, out);
     if (!st.ok()) return Status(st.code(), path + ": " + st.message());
     return st;
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory");
-  }
+  });
 }
 
 }  // namespace posenc
