@@ -1,7 +1,7 @@
 // Per-target sinusoidal encodings over a range of tokens for storage type T (float,
-// hwy::bfloat16_t, hwy::float16_t): per token one f32 PE row (computed with the RoPE angle engine,
-// or fetched from a table), then written out or added to x. Each dtype's dispatch TU
-// instantiates SinusoidalTokens<T>.
+// hwy::bfloat16_t, hwy::float16_t): per token one f32 PE row (the angle engine's bits, computed
+// in blocks of consecutive positions by sinusoidal_rotate-inl.h, or fetched from a table), then
+// written out or added to x. Each dtype's dispatch TU instantiates SinusoidalTokens<T>.
 //
 // The add is f32(double(x) * x_scale + double(pe)): one rounding, so it equals "table, then add
 // in double" bit for bit on every target (computed in f32 when x_scale == 1, same bits); half
