@@ -196,6 +196,51 @@ HWY_NOINLINE void TestTableObjectAndThreads() {
     }
 }
 
+// Blocks of consecutive positions (rows after the first rotated, lib/kernels/sinusoidal_rotate-inl.h)
+// give the engine's bits: each row equals the same position written alone (a 1-row call, always
+// the engine), for odd widths (vector tails), every layout, starts that cross 0 (the rotated
+// sin(0) cannot prove its rounding: the engine takes over), reach past the rotation's 2^20 angle
+// limit mid-table, and use a position offset; f32 and bf16 tables, fused adds in place and out.
+HWY_NOINLINE void TestBlocksEqualRowsAlone() {
+  ExpectDispatchedHere();
+  const int64_t n = 150;  // two full blocks of 64 and a partial one
+  for (int64_t d : {2, 6, 18, 130, 768})
+    for (SinusoidalLayout layout : {SinusoidalLayout::kInterleaved, SinusoidalLayout::kConcatSinCos,
+                                    SinusoidalLayout::kConcatCosSin})
+      for (int64_t start : {int64_t{0}, int64_t{-70}, int64_t{4000}, int64_t{1048500}}) {
+        SinusoidalParams p;
+        p.layout = layout;
+        p.spacing = d == 130 ? FrequencySpacing::kTensor2Tensor : FrequencySpacing::kPaper;
+        p.position_offset = 3;
+        p.positions = Positions::Offset(start);
+        const std::vector<float> table = Table(d, n, p);
+        std::vector<uint16_t> bf16(static_cast<size_t>(d * n));
+        ASSERT_TRUE(WriteSinusoidal(p, EmbeddingBSD(bf16.data(), DType::kBF16, 1, n, d)).ok());
+        std::vector<float> x(static_cast<size_t>(d * n)), in_place, out(x.size());
+        test::FillNormal(x.data(), x.size(), 13);
+        in_place = x;
+        p.x_scale = 0.75;
+        ASSERT_TRUE(AddSinusoidal(p, EmbeddingBSD(in_place.data(), 1, n, d)).ok());
+        const EmbeddingView xv = EmbeddingBSD(x.data(), 1, n, d);
+        const EmbeddingView ov = EmbeddingBSD(out.data(), 1, n, d);
+        ASSERT_TRUE(AddSinusoidal(p, xv, &ov).ok());
+        for (int64_t j = 0; j < n; ++j) {
+          SinusoidalParams one = p;
+          one.positions = Positions::Offset(start + j);
+          const std::vector<float> row = Table(d, 1, one);
+          const size_t at = static_cast<size_t>(j * d);
+          ASSERT_EQ(std::memcmp(row.data(), table.data() + at, 4 * d), 0)
+              << "d " << d << " " << SinusoidalLayoutName(layout) << " start " << start << " row " << j;
+          for (int64_t i = 0; i < d; ++i) {
+            const float want = static_cast<float>(static_cast<double>(x[at + i]) * 0.75 + row[i]);
+            ASSERT_EQ(bf16[at + i], reference::RoundToBF16(row[i])) << j << " " << i;
+            ASSERT_EQ(in_place[at + i], want) << "in place, row " << j << " " << i;
+            ASSERT_EQ(out[at + i], want) << "out of place, row " << j << " " << i;
+          }
+        }
+      }
+}
+
 // bf16 / f16 tables and fused adds: the RNE of the f32 result, within 1 ulp of the storage type
 // of the exact double value.
 HWY_NOINLINE void TestHalfPrecision() {
@@ -255,6 +300,7 @@ HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestConventionsByHand);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestTablesAgainstReference);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestFusedAdd);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestTableObjectAndThreads);
+HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestBlocksEqualRowsAlone);
 HWY_EXPORT_AND_TEST_P(SinusoidalTest, TestHalfPrecision);
 
 // ---------------------------------------------------------------- errors (target independent)

@@ -1,7 +1,7 @@
 // Per-target sinusoidal encodings over a range of tokens for storage type T (float,
-// hwy::bfloat16_t, hwy::float16_t): per token one f32 PE row (computed with the RoPE angle engine,
-// or fetched from a table), then written out or added to x. Each dtype's dispatch TU
-// instantiates SinusoidalTokens<T>.
+// hwy::bfloat16_t, hwy::float16_t): per token one f32 PE row (the angle engine's bits, computed
+// in blocks of consecutive positions by sinusoidal_rotate-inl.h, or fetched from a table), then
+// written out or added to x. Each dtype's dispatch TU instantiates SinusoidalTokens<T>.
 //
 // The add is f32(double(x) * x_scale + double(pe)): one rounding, so it equals "table, then add
 // in double" bit for bit on every target (computed in f32 when x_scale == 1, same bits); half
@@ -14,6 +14,8 @@
 #define POSENC_LIB_KERNELS_SINUSOIDAL_TOKENS_INL_H_
 #endif
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -24,33 +26,13 @@
 #include "lib/kernels/half-inl.h"
 #include "lib/core/rope_plan.h"
 #include "lib/kernels/sincos-inl.h"
+#include "lib/kernels/sinusoidal_rotate-inl.h"
 #include "lib/core/sinusoidal_plan.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// PE row of one position in the plan's layout, from the per-pair sin/cos.
-HWY_INLINE void LayOutRow(SinusoidalLayout layout, const float* sin, const float* cos, size_t half,
-               float* row) {
-  switch (layout) {
-    case SinusoidalLayout::kInterleaved:
-      for (size_t i = 0; i < half; ++i) {
-        row[2 * i] = sin[i];
-        row[2 * i + 1] = cos[i];
-      }
-      break;
-    case SinusoidalLayout::kConcatSinCos:
-      std::memcpy(row, sin, half * sizeof(float));
-      std::memcpy(row + half, cos, half * sizeof(float));
-      break;
-    case SinusoidalLayout::kConcatCosSin:
-      std::memcpy(row, cos, half * sizeof(float));
-      std::memcpy(row + half, sin, half * sizeof(float));
-      break;
-  }
-}
 
 // A NaN x propagates (quieted, as IEEE arithmetic does on every target: the only NaN operand);
 // the NaN that x = +-Inf with x_scale = 0 makes is the canonical one (its sign differs between
@@ -88,35 +70,94 @@ HWY_INLINE void AddRow(const T* x, const float* pe, double scale, size_t n, T* o
   for (; j < n; ++j) AddLanes(d1, x + j, pe + j, scale, out + j);
 }
 
+// The row of token t in a [batch, seq] view with the given strides.
+template <class T>
+HWY_INLINE T* RowOf(T* base, const int64_t* stride, int64_t t, int64_t seq) {
+  return base + (t / seq) * stride[0] + (t % seq) * stride[1];
+}
+
+// Computed rows go through a scratch block when they are not the output (adds, half types):
+// at most this many floats, so the block stays in L2.
+constexpr size_t kScratchFloats = 32768;
+
+// out = PE (or x * x_scale + PE) for tokens [begin, end). Rows are computed in blocks of
+// consecutive positions (SinusoidalBlockRows: the engine's bits, so the split into blocks, like
+// the split into threads, changes no output).
 template <class T>
 void SinusoidalTokens(const kernels::SinusoidalPlan& plan, int64_t begin, int64_t end) {
   const size_t d = static_cast<size_t>(plan.d_model);
   const size_t half = d / 2;
-  hwy::AlignedFreeUniquePtr<float[]> scratch;
-  if (plan.table_rows == nullptr) scratch = hwy::AllocateAligned<float>(2 * half + d);
-  for (int64_t t = begin; t < end; ++t) {
-    const int64_t b = t / plan.seq, s = t % plan.seq;
-    const int64_t pos = kernels::PositionOf(plan.positions, b, s, plan.seq);
-    const float* pe;
-    if (plan.table_rows != nullptr) {
-      pe = plan.table_rows + pos * plan.d_model;
-    } else {
-      float* sin = scratch.get();
-      float* cos = sin + half;
-      float* row = cos + half;
-      CosSinRow(static_cast<double>(pos + plan.position_offset), plan.freqs, half, 1.0, cos, sin);
-      LayOutRow(plan.layout, sin, cos, half, row);
-      pe = row;
-    }
-    T* out = static_cast<T*>(plan.out) + b * plan.out_stride[0] + s * plan.out_stride[1];
+  T* const out = static_cast<T*>(plan.out);
+  const auto id = [&plan](int64_t t) {
+    return kernels::PositionOf(plan.positions, t / plan.seq, t % plan.seq, plan.seq);
+  };
+  const auto finish = [&plan, out, d](int64_t t, const float* pe) {
+    T* o = RowOf(out, plan.out_stride, t, plan.seq);
     if (plan.add) {
-      const T* x = static_cast<const T*>(plan.x) + b * plan.x_stride[0] + s * plan.x_stride[1];
-      AddRow(x, pe, plan.x_scale, d, out);
+      AddRow(RowOf(static_cast<const T*>(plan.x), plan.x_stride, t, plan.seq), pe, plan.x_scale,
+             d, o);
     } else if constexpr (std::is_same_v<T, float>) {
-      std::memcpy(out, pe, d * sizeof(float));
+      std::memcpy(o, pe, d * sizeof(float));
     } else {
-      ConvertFromF32(pe, d, out);
+      ConvertFromF32(pe, d, o);
     }
+  };
+  if (plan.table_rows != nullptr) {
+    for (int64_t t = begin; t < end; ++t) finish(t, plan.table_rows + id(t) * plan.d_model);
+    return;
+  }
+  const auto position = [&](int64_t t) { return id(t) + plan.position_offset; };
+  const bool direct = !plan.add && std::is_same_v<T, float>;  // rows are written in place
+  size_t max_rows = direct ? kSinusoidalBlockRows : std::min(kSinusoidalBlockRows, kScratchFloats / d);
+  if (max_rows == 0 || end - begin < 2) max_rows = 1;
+  hwy::AlignedFreeUniquePtr<float[]> scratch;
+  if (!direct) scratch = hwy::AllocateAligned<float>(max_rows * d);
+  hwy::AlignedFreeUniquePtr<double[]> rot;  // cos w, sin w: computed for the first block of > 1 row
+  double w_max = 0.0;
+  for (size_t i = 0; i < half; ++i) w_max = std::max(w_max, std::fabs(plan.freqs[i]));
+  float* rows[kSinusoidalBlockRows];
+  double eps[kSinusoidalBlockRows];
+  SinusoidalBlock block;
+  block.rows = rows;
+  block.eps = eps;
+  block.w = plan.freqs;
+  block.half = half;
+  block.layout = plan.layout;
+  for (int64_t t = begin; t < end;) {
+    const int64_t p0 = position(t);
+    size_t n = 1;
+    int64_t next;
+    while (n < max_rows && t + static_cast<int64_t>(n) < end &&
+           !__builtin_add_overflow(p0, static_cast<int64_t>(n), &next) &&
+           position(t + static_cast<int64_t>(n)) == next) {
+      ++n;
+    }
+    const double p_max = std::max(std::fabs(static_cast<double>(p0)),
+                                  std::fabs(static_cast<double>(p0) + static_cast<double>(n - 1)));
+    const double max_angle = p_max * w_max;
+    if (n > 1 && !(p_max <= kRotateMaxPosition && max_angle <= kRotateMaxAngle)) n = 1;
+    if (n > 1 && rot == nullptr) {
+      rot = hwy::AllocateAligned<double>(2 * half);
+      RotationSteps(plan.freqs, half, rot.get(), rot.get() + half);
+      block.rot_cos = rot.get();
+      block.rot_sin = rot.get() + half;
+    }
+    for (size_t j = 0; j < n; ++j) {
+      const int64_t tj = t + static_cast<int64_t>(j);
+      if constexpr (std::is_same_v<T, float>) {
+        rows[j] = direct ? RowOf(out, plan.out_stride, tj, plan.seq) : scratch.get() + j * d;
+      } else {
+        rows[j] = scratch.get() + j * d;
+      }
+      eps[j] = RotatedRowBound(j, max_angle);
+    }
+    block.p0 = static_cast<double>(p0);
+    block.n = n;
+    SinusoidalBlockRows(block);
+    if (!direct) {
+      for (size_t j = 0; j < n; ++j) finish(t + static_cast<int64_t>(j), rows[j]);
+    }
+    t += static_cast<int64_t>(n);
   }
 }
 
