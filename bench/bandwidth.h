@@ -11,6 +11,10 @@ namespace bench {
 // the best SIMD target of this CPU.
 void ScaleInPlace(float* x, size_t n, float scale);
 
+// x[i] += t[i] for i < n, in place (reads x and t, writes x: the traffic of a fused add from a
+// table of the same size), with the best SIMD target of this CPU.
+void AddInPlace(float* x, const float* t, size_t n);
+
 }  // namespace bench
 }  // namespace posenc
 

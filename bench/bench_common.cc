@@ -33,6 +33,22 @@ double BaselineSeconds(const std::vector<std::vector<float>*>& buffers, int thre
   });
 }
 
+double AddBaselineSeconds(std::vector<float>* x, const std::vector<float>& t, int threads) {
+  tbb::task_arena arena(threads);
+  return arena.execute([&] {
+    return MeanSeconds([&] {
+      if (threads == 1) {
+        AddInPlace(x->data(), t.data(), x->size());
+        return;
+      }
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, x->size(), 16384),
+                        [&](const tbb::blocked_range<size_t>& r) {
+                          AddInPlace(x->data() + r.begin(), t.data() + r.begin(), r.size());
+                        });
+    });
+  });
+}
+
 void SetRowCounters(benchmark::State& state, double bytes, double elements,
                     double baseline_seconds, double reference_seconds) {
   using benchmark::Counter;

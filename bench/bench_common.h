@@ -76,6 +76,10 @@ double MeanSeconds(const Fn& fn) {
 // as in posenc's own split).
 double BaselineSeconds(const std::vector<std::vector<float>*>& buffers, int threads);
 
+// Mean seconds of the add baseline x += t (t.size() == x.size()) with `threads` threads: the same
+// three streams as a fused add from a table of x's size.
+double AddBaselineSeconds(std::vector<float>* x, const std::vector<float>& t, int threads);
+
 // Sets the counters above. `bytes` moved per call; `reference_seconds` per call (0: not measured).
 void SetRowCounters(benchmark::State& state, double bytes, double elements,
                     double baseline_seconds, double reference_seconds);
