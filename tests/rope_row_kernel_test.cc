@@ -186,7 +186,8 @@ void CheckRowKernel(std::mt19937& rng, long double& max_ratio) {
         const hn::Rebind<float, decltype(d)> df;
         auto stream_buf = hwy::AllocateAligned<float>(n + 8);
         if (StreamableHead(df, stream_buf.get(), half)) {
-          RotateHead<kF64, kInterleaved, kInverse, true>(in, row_cos, row_sin, half, stream_buf.get());
+          RotateHeadT<T, kF64, kInterleaved, kInverse, true>(in, row_cos, row_sin, half,
+                                                              stream_buf.get());
           FenceStreamingStores();
           EXPECT_EQ(std::memcmp(stream_buf.get(), out, n * sizeof(float)), 0)
               << "streaming stores differ, half " << half;

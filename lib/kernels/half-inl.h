@@ -78,24 +78,42 @@ HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> bit
 #endif
 }
 
+// u32 lanes <= 0xFFFF to u16 lanes (exact).
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> U32ToU16Bits(DF df, hn::Vec<hn::Rebind<uint32_t, DF>> r) {
+  (void)df;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  return hn::TruncateTo(hn::Rebind<uint16_t, DF>(), r);  // vpmovdw
+#else
+  return hn::DemoteTo(hn::Rebind<uint16_t, DF>(), hn::BitCast(hn::Rebind<int32_t, DF>(), r));
+#endif
+}
+
 template <class DF>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> F32ToBF16Bits(DF df, hn::Vec<DF> v) {
   const hn::Rebind<uint32_t, DF> du;
-  const hn::Rebind<int32_t, DF> di;
   const auto u = hn::BitCast(du, v);
   const auto upper = hn::ShiftRight<16>(u);
   const auto rounded =
       hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7FFF), hn::And(upper, hn::Set(du, 1)))));
   const auto quiet = hn::Or(upper, hn::Set(du, 0x40));
   const auto is_nan = hn::RebindMask(du, hn::IsNaN(v));  // not Ne(v, v): AVX2 uses NEQ_OQ
-  const auto r = hn::IfThenElse(is_nan, quiet, rounded);
+  return U32ToU16Bits(df, hn::IfThenElse(is_nan, quiet, rounded));
+}
+
+// bf16 of v rounded to nearest even in the upper 16 bits of each u32 lane (the lower 16 bits
+// are don't-care), every NaN as the canonical quiet NaN 0x7FC0 (no sign, no payload): for
+// outputs whose contract makes NaNs canonical anyway (RoPE heads, rope-inl.h), so they need no
+// canonicalising pass. Non-NaN lanes give F32ToBF16Bits's bits; the rounding add cannot carry
+// out of a non-NaN lane (Inf is 0x7F800000, the largest finite rounds to it).
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint32_t, DF>> F32ToBF16CanonicalHigh(DF df, hn::Vec<DF> v) {
   (void)df;
-  (void)di;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  return hn::TruncateTo(hn::Rebind<uint16_t, DF>(), r);  // vpmovdw; r <= 0xFFFF
-#else
-  return hn::DemoteTo(hn::Rebind<uint16_t, DF>(), hn::BitCast(di, r));
-#endif
+  const hn::Rebind<uint32_t, DF> du;
+  const auto u = hn::BitCast(du, v);
+  const auto rounded =
+      hn::Add(u, hn::Add(hn::Set(du, 0x7FFF), hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1))));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Set(du, 0x7FC00000u), rounded);
 }
 
 template <class DF>

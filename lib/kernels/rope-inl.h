@@ -35,11 +35,12 @@
 // exists on AVX2/AVX3 only and fusing there would change bits relative to SSE4/SSSE3/SCALAR; the
 // build also passes -ffp-contract=off). Tails run the same code on 1-lane vectors, so every
 // element gets identical arithmetic wherever it falls in a vector. Every NaN output is the
-// canonical quiet NaN (CanonicalizeStoredNaNs): which of two NaN operands an Add returns depends
+// canonical quiet NaN (CanonicalizeStoredNaNs after a probe; bf16 stores write it directly,
+// F32ToBF16CanonicalHigh, so the same bits): which of two NaN operands an Add returns depends
 // on the operand order each target's compiler picked, and Inf * 0 differs in sign between x86
 // and Arm.
 // Half-layout pairs (x[i], x[i + r/2]) are two plain loads; interleaved pairs (x[2i], x[2i+1])
-// are one load and an in-register swap with a per-token pair row (RotateInterleavedHead), the
+// are one load and an in-register swap with a per-token pair row (PairLanes), the
 // 1-lane SCALAR target and tails taking each pair's partner from a second load instead of
 // Reverse2 (identity there: docs/highway-notes.md, Operations).
 
@@ -122,28 +123,6 @@ HWY_INLINE void FenceStreamingStores() {
 #endif
 }
 
-// The lanes of one step. kF64: `d` is a double tag, the f32 data are Rebind<float, D>
-// (half-width) vectors promoted around the rotation, and cos/sin arrive already promoted (the
-// token's row is widened once, WidenRowF64, not once per head: exact, so the same bits).
-// kF32: `d` is a float tag.
-template <bool kF64, class D>
-struct Lanes {
-  using DF = hn::Rebind<float, D>;
-  template <bool kInverse>
-  static HWY_INLINE void Rotate2(D d, hn::Vec<DF> x, hn::Vec<DF> y, hn::Vec<D> c, hn::Vec<D> s,
-                                 hn::Vec<DF>& ox, hn::Vec<DF>& oy) {
-    if constexpr (kF64) {
-      hn::Vec<D> x64, y64;
-      Rotate<kInverse>(hn::PromoteTo(d, x), hn::PromoteTo(d, y), c, s, x64, y64);
-      ox = DemoteF64ToF32(d, x64);
-      oy = DemoteF64ToF32(d, y64);
-    } else {
-      (void)d;
-      Rotate<kInverse>(x, y, c, s, ox, oy);
-    }
-  }
-};
-
 // The cos/sin row element type of an f32 head with arithmetic kF64 / kF32.
 template <bool kF64>
 using RotationRow = std::conditional_t<kF64, double, float>;
@@ -195,20 +174,6 @@ HWY_INLINE void CanonicalizeStoredNaNs(T* out, size_t n) {
   }
 }
 
-// Pairs (in[i], in[i + half]) -> (out[i], out[i + half]) for the lanes of d.
-template <bool kF64, bool kInverse, bool kStream = false, class D>
-HWY_INLINE void RotateHalfLanes(D d, const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
-                                const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out,
-                                hn::Vec<hn::Rebind<float, D>>& probe) {
-  const hn::Rebind<float, D> df;
-  hn::Vec<decltype(df)> ox, oy;
-  Lanes<kF64, D>::template Rotate2<kInverse>(d, hn::LoadU(df, in), hn::LoadU(df, in + half),
-                                             hn::LoadU(d, cos), hn::LoadU(d, sin), ox, oy);
-  Probe(probe, ox, oy);
-  StoreOut<kStream>(ox, df, out);
-  StoreOut<kStream>(oy, df, out + half);
-}
-
 // Interleaved pairs (x[2i], x[2i + 1]) read a pair row (BuildPairRows): for element j of a head
 //   out[j] = in[j] * C[j] + in[j ^ 1] * S[j],   C = (c_0, c_0, c_1, c_1, ...),
 //   S = (-s_0, s_0, -s_1, s_1, ...) forward, (s_0, -s_0, ...) inverse,
@@ -228,128 +193,6 @@ HWY_INLINE void BuildPairRows(const float* HWY_RESTRICT cos, const float* HWY_RE
     pair_sin[2 * i] = kInverse ? s : -s;  // negation: exact, a sign flip
     pair_sin[2 * i + 1] = kInverse ? -s : s;
   }
-}
-
-// Lanes of d (f32 arithmetic: float; kF64 f32 heads: double) from / to storage type T; the store
-// returns the f32 values for the probe.
-template <bool kWide, class T, class D>
-HWY_INLINE hn::Vec<D> LoadPairLanes(D d, const T* p) {
-  if constexpr (kWide) {
-    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, D>(), p));
-  } else {
-    return LoadAsF32(d, p);
-  }
-}
-template <bool kWide, bool kStream = false, class T, class D>
-HWY_INLINE hn::Vec<hn::Rebind<float, D>> StorePairLanes(D d, hn::Vec<D> v, T* p) {
-  if constexpr (kWide) {
-    const auto f = DemoteF64ToF32(d, v);
-    StoreOut<kStream>(f, hn::Rebind<float, D>(), p);
-    return f;
-  } else if constexpr (kStream && std::is_same_v<T, float>) {
-    StoreOut<kStream>(v, d, p);
-    return v;
-  } else {
-    StoreFromF32(v, d, p);
-    return v;
-  }
-}
-
-// Elements [j, j + Lanes(d)) of an interleaved head, Lanes(d) even (never the SCALAR target).
-template <bool kWide, bool kStream, class T, class D>
-HWY_INLINE void RotatePairLanes(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
-                                const hn::TFromD<D>* HWY_RESTRICT pair_sin, T* out,
-                                hn::Vec<hn::Rebind<float, D>>& probe) {
-  const auto v = LoadPairLanes<kWide>(d, in);
-  const auto o = hn::Add(hn::Mul(v, hn::LoadU(d, pair_cos)), hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, pair_sin)));
-  probe = hn::Add(probe, StorePairLanes<kWide, kStream>(d, o, out));
-}
-
-// One pair (elements j, j + 1) on 1-lane vectors: the partner is loaded, not swapped.
-template <bool kWide, class T, class D1>
-HWY_INLINE void RotatePairScalar(D1 d1, const T* in, const hn::TFromD<D1>* HWY_RESTRICT pair_cos,
-                                 const hn::TFromD<D1>* HWY_RESTRICT pair_sin, T* out,
-                                 hn::Vec<hn::Rebind<float, D1>>& probe) {
-  const auto x = LoadPairLanes<kWide>(d1, in);
-  const auto y = LoadPairLanes<kWide>(d1, in + 1);
-  const auto ox = hn::Add(hn::Mul(x, hn::LoadU(d1, pair_cos)), hn::Mul(y, hn::LoadU(d1, pair_sin)));
-  const auto oy =
-      hn::Add(hn::Mul(y, hn::LoadU(d1, pair_cos + 1)), hn::Mul(x, hn::LoadU(d1, pair_sin + 1)));
-  Probe(probe, StorePairLanes<kWide>(d1, ox, out), StorePairLanes<kWide>(d1, oy, out + 1));
-}
-
-// Rotates the 2 * half elements of an interleaved head with the token's pair rows (2 * half
-// values each, type R: double for kF64 f32 heads, else float). In place or not, as RotateHead.
-template <bool kWide, bool kStream, class T, class R>
-HWY_INLINE void RotateInterleavedHead(const T* in, const R* HWY_RESTRICT pair_cos,
-                                      const R* HWY_RESTRICT pair_sin, size_t half, T* out) {
-  const hn::ScalableTag<R> d;
-  const hn::CappedTag<R, 1> d1;
-  const hn::Rebind<float, decltype(d)> df;
-  const hn::Rebind<float, decltype(d1)> df1;
-  const size_t n = 2 * half;
-  auto p0 = hn::Zero(df), p1 = hn::Zero(df);
-  auto pt = hn::Zero(df1);
-  size_t j = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const size_t N = hn::Lanes(d);  // even on every other target (>= 2 lanes of 64 bits)
-  for (; j + 2 * N <= n; j += 2 * N) {
-    RotatePairLanes<kWide, kStream>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
-    RotatePairLanes<kWide, kStream>(d, in + j + N, pair_cos + j + N, pair_sin + j + N, out + j + N, p1);
-  }
-  for (; j + N <= n; j += N) {
-    RotatePairLanes<kWide, kStream>(d, in + j, pair_cos + j, pair_sin + j, out + j, p0);
-  }
-#endif
-  for (; j < n; j += 2) RotatePairScalar<kWide>(d1, in + j, pair_cos + j, pair_sin + j, out + j, pt);
-  if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, n);
-}
-
-// Rotates the first 2 * half elements of one head. `in` may equal `out` (in place); otherwise
-// they must not overlap. Elements past 2 * half are not touched. cos/sin: the token's row, in
-// double for kF64 (WidenRowF64 of the f32 row), else f32; for interleaved pairs the pair rows
-// (BuildPairRows, 2 * half values each, the direction already in their signs).
-// kStream: streaming stores for the full vectors (only where StreamableHead(out) holds).
-template <bool kF64, bool kInterleaved, bool kInverse, bool kStream = false>
-HWY_INLINE void RotateHead(const float* in, const RotationRow<kF64>* HWY_RESTRICT cos,
-                           const RotationRow<kF64>* HWY_RESTRICT sin, size_t half, float* out) {
-  if constexpr (kInterleaved) {
-    RotateInterleavedHead<kF64, kStream>(in, cos, sin, half, out);
-  } else {
-    using T = std::conditional_t<kF64, double, float>;
-    const hn::ScalableTag<T> d;
-    const hn::CappedTag<T, 1> d1;
-    const hn::Rebind<float, decltype(d)> df;
-    const hn::Rebind<float, decltype(d1)> df1;
-    const size_t N = hn::Lanes(d);
-    auto p0 = hn::Zero(df), p1 = hn::Zero(df);
-    auto pt = hn::Zero(df1);
-    size_t i = 0;
-    for (; i + 2 * N <= half; i += 2 * N) {
-      RotateHalfLanes<kF64, kInverse, kStream>(d, in + i, cos + i, sin + i, half, out + i, p0);
-      RotateHalfLanes<kF64, kInverse, kStream>(d, in + i + N, cos + i + N, sin + i + N, half,
-                                               out + i + N, p1);
-    }
-    for (; i + N <= half; i += N) {
-      RotateHalfLanes<kF64, kInverse, kStream>(d, in + i, cos + i, sin + i, half, out + i, p0);
-    }
-    for (; i < half; ++i) RotateHalfLanes<kF64, kInverse>(d1, in + i, cos + i, sin + i, half, out + i, pt);
-    if (!ProbeFinite(df, hn::Add(p0, p1)) || !ProbeFinite(df1, pt)) CanonicalizeStoredNaNs(out, 2 * half);
-  }
-}
-
-// bf16 / f16 heads: f32 arithmetic (RotationArithmetic does not apply), each output the
-// round-to-nearest-even of the f32 result.
-template <bool kInverse, class T, class D>
-HWY_INLINE void RotateHalfLanesT(D d, const T* in, const float* HWY_RESTRICT cos,
-                                 const float* HWY_RESTRICT sin, size_t half, T* out,
-                                 hn::Vec<D>& probe) {
-  hn::Vec<D> ox, oy;
-  Rotate<kInverse>(LoadAsF32(d, in), LoadAsF32(d, in + half), hn::LoadU(d, cos), hn::LoadU(d, sin),
-                   ox, oy);
-  Probe(probe, ox, oy);
-  StoreFromF32(ox, d, out);
-  StoreFromF32(oy, d, out + half);
 }
 
 // One head of any storage type: f32 heads honour kF64 (and then read a double row, RowOf);
@@ -404,28 +247,222 @@ class RotationRowScratch {
   Row* rows_ = stack_;
 };
 
-template <class T, bool kF64, bool kInterleaved, bool kInverse>
+// How a head's lanes move between storage type T and the arithmetic lanes of D (float; double
+// for kF64 f32 heads, kWide): loads widen exactly (f32 -> f64 PromoteTo, bf16 / f16 exact), a
+// store rounds once (DemoteF64ToF32, round to nearest even to bf16 / f16) and returns the f32
+// values the probe reads. kProbe: whether NaN outputs are canonicalised after the head (the
+// probe); bf16 stores write the canonical NaN themselves (F32ToBF16CanonicalHigh), f32 and f16
+// ones do not. kPairedStores: Store2 writes two vectors' lanes to 2 * Lanes(d) consecutive
+// elements with one store; without it two vectors are rotated and stored one after the other.
+// kStoresInput: Store returns v itself, so the half-layout step probes before it stores (GCC 12
+// then emits the f32 step as tight as a hand-written loop; probing after the stores costs two
+// reloads per 2-vector step, measured on the AVX2 loop).
+template <class T, bool kWide>
+struct HeadStorage {
+  static_assert(!kWide || std::is_same_v<T, float>, "kF64 arithmetic: f32 heads only");
+  static constexpr bool kProbe = true;
+  static constexpr bool kPairedStores = false;
+  static constexpr bool kStoresInput = !kWide;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Load(D d, const T* p) {
+    if constexpr (kWide) {
+      return hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, D>(), p));
+    } else {
+      return LoadAsF32(d, p);
+    }
+  }
+  template <bool kStream, class D>
+  static HWY_INLINE hn::Vec<hn::Rebind<float, D>> Store(D d, hn::Vec<D> v, T* p) {
+    static_assert(!kStream || std::is_same_v<T, float>, "streaming stores: f32 heads only");
+    if constexpr (kWide) {
+      const auto f = DemoteF64ToF32(d, v);
+      StoreOut<kStream>(f, hn::Rebind<float, D>(), p);
+      return f;
+    } else if constexpr (std::is_same_v<T, float>) {
+      StoreOut<kStream>(v, d, p);
+      return v;
+    } else {
+      StoreFromF32(v, d, p);
+      return v;
+    }
+  }
+};
+
+// bf16 heads: the rounded values sit in the upper halves of the u32 lanes, so two vectors narrow
+// into one full vector of 16-bit lanes with one ConcatOdd (not on SCALAR, which lacks it and has
+// 1-lane vectors) and one store. Every NaN is stored as 0x7FC0 directly: no probe.
+template <>
+struct HeadStorage<hwy::bfloat16_t, false> {
+  using T = hwy::bfloat16_t;
+  static constexpr bool kProbe = false;
+  static constexpr bool kPairedStores = HWY_TARGET != HWY_SCALAR;
+  static constexpr bool kStoresInput = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Load(D d, const T* p) {
+    return LoadAsF32(d, p);
+  }
+  template <bool kStream, class D>
+  static HWY_INLINE hn::Vec<D> Store(D d, hn::Vec<D> v, T* p) {
+    static_assert(!kStream, "streaming stores: f32 heads only");
+    hn::StoreU(U32ToU16Bits(d, hn::ShiftRight<16>(F32ToBF16CanonicalHigh(d, v))),
+               hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
+    return v;
+  }
+#if HWY_TARGET != HWY_SCALAR
+  template <bool kStream, class D>
+  static HWY_INLINE void Store2(D d, hn::Vec<D> v0, hn::Vec<D> v1, T* p) {
+    static_assert(!kStream, "streaming stores: f32 heads only");
+    const hn::Repartition<uint16_t, D> d16;  // 2 * Lanes(d) lanes
+    const auto hi0 = hn::BitCast(d16, F32ToBF16CanonicalHigh(d, v0));
+    const auto hi1 = hn::BitCast(d16, F32ToBF16CanonicalHigh(d, v1));
+    hn::StoreU(hn::ConcatOdd(d16, hi1, hi0), d16, reinterpret_cast<uint16_t*>(p));
+  }
+#endif
+};
+
+// The steps of a head for the half layout (pairs (in[i], in[i + half]) -> (out[i], out[i + half]))
+// on the lanes of d: One and Tail (a 1-lane d) rotate Lanes(d) pairs, Two 2 * Lanes(d) pairs
+// (with paired stores all loads come first, else two One steps).
+template <class IO, bool kInverse, bool kStream>
+struct HalfSteps {
+  template <bool kStreamThis = kStream, class T, class D>
+  static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT cos,
+                             const hn::TFromD<D>* HWY_RESTRICT sin, size_t half, T* out,
+                             hn::Vec<hn::Rebind<float, D>>& probe) {
+    hn::Vec<D> ox, oy;
+    Rotate<kInverse>(IO::Load(d, in), IO::Load(d, in + half), hn::LoadU(d, cos), hn::LoadU(d, sin),
+                     ox, oy);
+    if constexpr (IO::kStoresInput) {
+      if constexpr (IO::kProbe) Probe(probe, ox, oy);
+      IO::template Store<kStreamThis>(d, ox, out);
+      IO::template Store<kStreamThis>(d, oy, out + half);
+    } else {
+      const auto fx = IO::template Store<kStreamThis>(d, ox, out);
+      const auto fy = IO::template Store<kStreamThis>(d, oy, out + half);
+      if constexpr (IO::kProbe) Probe(probe, fx, fy);
+    }
+  }
+  template <class T, class D1>
+  static HWY_INLINE void Tail(D1 d1, const T* in, const hn::TFromD<D1>* HWY_RESTRICT cos,
+                              const hn::TFromD<D1>* HWY_RESTRICT sin, size_t half, T* out,
+                              hn::Vec<hn::Rebind<float, D1>>& probe) {
+    One<false>(d1, in, cos, sin, half, out, probe);
+  }
+  template <class T, class D>
+  static HWY_INLINE void Two(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT cos,
+                             const hn::TFromD<D>* HWY_RESTRICT sin, size_t half, T* out,
+                             hn::Vec<hn::Rebind<float, D>>& p0, hn::Vec<hn::Rebind<float, D>>& p1) {
+    const size_t N = hn::Lanes(d);
+    if constexpr (IO::kPairedStores) {
+      static_assert(!IO::kProbe, "paired stores feed no probe");
+      hn::Vec<D> ox0, oy0, ox1, oy1;
+      Rotate<kInverse>(IO::Load(d, in), IO::Load(d, in + half), hn::LoadU(d, cos),
+                       hn::LoadU(d, sin), ox0, oy0);
+      Rotate<kInverse>(IO::Load(d, in + N), IO::Load(d, in + half + N), hn::LoadU(d, cos + N),
+                       hn::LoadU(d, sin + N), ox1, oy1);
+      IO::template Store2<kStream>(d, ox0, ox1, out);
+      IO::template Store2<kStream>(d, oy0, oy1, out + half);
+    } else {
+      One(d, in, cos, sin, half, out, p0);
+      One(d, in + N, cos + N, sin + N, half, out + N, p1);
+    }
+  }
+};
+
+// The steps of an interleaved head (elements [j, j + Lanes(d)) with the pair rows, BuildPairRows):
+// One and Two on vectors with an even number of lanes (never the SCALAR target), Tail one pair
+// (elements j, j + 1) on 1-lane vectors, the partner loaded, not swapped. `half` is unused.
+template <class IO, bool kStream>
+struct PairSteps {
+  template <class T, class D>
+  static HWY_INLINE hn::Vec<D> Rotated(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
+                                       const hn::TFromD<D>* HWY_RESTRICT pair_sin) {
+    const auto v = IO::Load(d, in);
+    return hn::Add(hn::Mul(v, hn::LoadU(d, pair_cos)),
+                   hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, pair_sin)));
+  }
+  template <class T, class D>
+  static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
+                             const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t, T* out,
+                             hn::Vec<hn::Rebind<float, D>>& probe) {
+    const auto f = IO::template Store<kStream>(d, Rotated(d, in, pair_cos, pair_sin), out);
+    if constexpr (IO::kProbe) probe = hn::Add(probe, f);
+  }
+  template <class T, class D>
+  static HWY_INLINE void Two(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
+                             const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t half, T* out,
+                             hn::Vec<hn::Rebind<float, D>>& p0, hn::Vec<hn::Rebind<float, D>>& p1) {
+    const size_t N = hn::Lanes(d);
+    if constexpr (IO::kPairedStores) {
+      static_assert(!IO::kProbe, "paired stores feed no probe");
+      const auto o0 = Rotated(d, in, pair_cos, pair_sin);
+      const auto o1 = Rotated(d, in + N, pair_cos + N, pair_sin + N);
+      IO::template Store2<kStream>(d, o0, o1, out);
+    } else {
+      One(d, in, pair_cos, pair_sin, half, out, p0);
+      One(d, in + N, pair_cos + N, pair_sin + N, half, out + N, p1);
+    }
+  }
+  template <class T, class D1>
+  static HWY_INLINE void Tail(D1 d1, const T* in, const hn::TFromD<D1>* HWY_RESTRICT pair_cos,
+                              const hn::TFromD<D1>* HWY_RESTRICT pair_sin, size_t, T* out,
+                              hn::Vec<hn::Rebind<float, D1>>& probe) {
+    const auto x = IO::Load(d1, in);
+    const auto y = IO::Load(d1, in + 1);
+    const auto ox = hn::Add(hn::Mul(x, hn::LoadU(d1, pair_cos)), hn::Mul(y, hn::LoadU(d1, pair_sin)));
+    const auto oy =
+        hn::Add(hn::Mul(y, hn::LoadU(d1, pair_cos + 1)), hn::Mul(x, hn::LoadU(d1, pair_sin + 1)));
+    const auto fx = IO::template Store<false>(d1, ox, out);
+    const auto fy = IO::template Store<false>(d1, oy, out + 1);
+    if constexpr (IO::kProbe) Probe(probe, fx, fy);
+  }
+};
+
+// The loop skeleton of every head, both layouts and every storage type: n positions, full
+// vectors of Lanes(d) two at a time (two probes, so their adds do not form one dependency
+// chain), then one, then 1-lane Tail steps of tail_step positions (kVectors false: only those).
+// Returns whether the probes stayed finite (no output needs canonicalising). Steps is
+// HalfSteps or PairSteps over a HeadStorage policy.
+template <class Steps, bool kVectors, class D, class D1, class T>
+HWY_INLINE bool HeadLoop(D d, D1 d1, size_t n, size_t tail_step, const T* in,
+                         const hn::TFromD<D>* HWY_RESTRICT cos, const hn::TFromD<D>* HWY_RESTRICT sin,
+                         size_t half, T* out) {
+  const hn::Rebind<float, D> df;
+  const hn::Rebind<float, D1> df1;
+  auto p0 = hn::Zero(df), p1 = hn::Zero(df);
+  auto pt = hn::Zero(df1);
+  size_t j = 0;
+  if constexpr (kVectors) {
+    const size_t N = hn::Lanes(d);
+    for (; j + 2 * N <= n; j += 2 * N) {
+      Steps::Two(d, in + j, cos + j, sin + j, half, out + j, p0, p1);
+    }
+    for (; j + N <= n; j += N) Steps::One(d, in + j, cos + j, sin + j, half, out + j, p0);
+  }
+  for (; j < n; j += tail_step) Steps::Tail(d1, in + j, cos + j, sin + j, half, out + j, pt);
+  return ProbeFinite(df, hn::Add(p0, p1)) && ProbeFinite(df1, pt);
+}
+
+// Rotates the first 2 * half elements of one head of storage type T. `in` may equal `out` (in
+// place); otherwise they must not overlap. Elements past 2 * half are not touched. cos/sin:
+// RotationRows's rows (RowOf<T, kF64>: double for kF64 f32 heads, else f32; for interleaved
+// pairs the pair rows, 2 * half values each, the direction already in their signs). f32 heads
+// honour kF64; bf16 / f16 heads use f32 arithmetic and round each output once to nearest even.
+// kStream (f32 heads only): streaming stores for the full vectors, only where
+// StreamableHead(out) holds. Interleaved heads on SCALAR take only the 1-lane pair steps.
+template <class T, bool kF64, bool kInterleaved, bool kInverse, bool kStream = false>
 HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
                             const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, T* out) {
-  if constexpr (std::is_same_v<T, float>) {
-    RotateHead<kF64, kInterleaved, kInverse>(in, cos, sin, half, out);
-  } else if constexpr (kInterleaved) {
-    RotateInterleavedHead<false, false>(in, cos, sin, half, out);
-  } else {
-    const hn::ScalableTag<float> d;
-    const hn::CappedTag<float, 1> d1;
-    const size_t N = hn::Lanes(d);
-    auto p0 = hn::Zero(d), p1 = hn::Zero(d);
-    auto pt = hn::Zero(d1);
-    size_t i = 0;
-    for (; i + 2 * N <= half; i += 2 * N) {
-      RotateHalfLanesT<kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
-      RotateHalfLanesT<kInverse>(d, in + i + N, cos + i + N, sin + i + N, half, out + i + N, p1);
-    }
-    for (; i + N <= half; i += N) RotateHalfLanesT<kInverse>(d, in + i, cos + i, sin + i, half, out + i, p0);
-    for (; i < half; ++i) RotateHalfLanesT<kInverse>(d1, in + i, cos + i, sin + i, half, out + i, pt);
-    if (!ProbeFinite(d, hn::Add(p0, p1)) || !ProbeFinite(d1, pt)) CanonicalizeStoredNaNs(out, 2 * half);
-  }
+  using R = RowOf<T, kF64>;
+  using IO = HeadStorage<T, std::is_same_v<R, double>>;
+  const hn::ScalableTag<R> d;
+  const hn::CappedTag<R, 1> d1;
+  const bool finite =
+      kInterleaved
+          ? HeadLoop<PairSteps<IO, kStream>, HWY_TARGET != HWY_SCALAR>(d, d1, 2 * half, 2, in, cos,
+                                                                      sin, half, out)
+          : HeadLoop<HalfSteps<IO, kInverse, kStream>, true>(d, d1, half, 1, in, cos, sin, half, out);
+  if (IO::kProbe && !finite) CanonicalizeStoredNaNs(out, 2 * half);
 }
 
 }  // namespace HWY_NAMESPACE

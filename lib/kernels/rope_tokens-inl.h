@@ -104,7 +104,8 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
         T* head_out = out + h * io.out_stride[2];
         if constexpr (std::is_same_v<T, float>) {
           if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
-            RotateHead<kF64, kInterleaved, kInverse, true>(head_in, row_cos, row_sin, half, head_out);
+            RotateHeadT<T, kF64, kInterleaved, kInverse, true>(head_in, row_cos, row_sin, half,
+                                                             head_out);
             streamed = true;
             if (tail != 0) std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
             continue;
