@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "lib/api/rerope_prepare.h"
@@ -44,10 +46,22 @@ std::vector<uint8_t> Zeros(DType dtype, int64_t n) {
   return std::vector<uint8_t>(static_cast<size_t>(n) * DTypeSize(dtype), 0);
 }
 
+// The entries whose kernel ran (at least once, without error): main checks it against the table.
+std::set<std::string>& EntriesRun() {
+  static std::set<std::string> run;
+  return run;
+}
+
 // Runs `fn` over all items of `plan` per iteration; bytes: read + written per item.
 template <class Plan>
-void Time(benchmark::State& state, kernels::RowKernel<Plan> fn, const Plan& plan, int64_t items,
+void Time(benchmark::State& state, const KernelEntry& e, const Plan& plan, int64_t items,
           int64_t bytes) {
+  const kernels::RowKernel<Plan> fn = e.fn<Plan>();
+  if (fn == nullptr) {
+    state.SkipWithError("the entry has no kernel of its op's plan type");
+    return;
+  }
+  EntriesRun().insert(e.name);
   for (auto _ : state) {
     fn(plan, 0, items);
     benchmark::ClobberMemory();
@@ -80,7 +94,7 @@ void RunEntry(benchmark::State& state, const KernelEntry& e) {
       }
       api::PreparedRope prep;
       if (!(st = api::PrepareRope(t, p, &prep)).ok()) break;
-      Time(state, e.fn<kernels::RopePlan>(), prep.plan, kTokens, 2 * kHeads * kHeadDim * elem * kTokens);
+      Time(state, e, prep.plan, kTokens, 2 * kHeads * kHeadDim * elem * kTokens);
       return;
     }
     case KernelOp::kRerotate: {
@@ -96,7 +110,7 @@ void RunEntry(benchmark::State& state, const KernelEntry& e) {
                .ok()) {
         break;
       }
-      Time(state, e.fn<kernels::RerotatePlan>(), prep.plan, kTokens,
+      Time(state, e, prep.plan, kTokens,
            2 * kKvHeads * kHeadDim * elem * kTokens);
       return;
     }
@@ -106,7 +120,7 @@ void RunEntry(benchmark::State& state, const KernelEntry& e) {
       api::PreparedSinusoidal prep;
       const EmbeddingView view = EmbeddingBSD(out.data(), dt, 1, kTokens, kDModel);
       if (!(st = api::PrepareSinusoidal(p, nullptr, view, &prep)).ok()) break;
-      Time(state, e.fn<kernels::SinusoidalPlan>(), prep.plan, kTokens, kDModel * elem * kTokens);
+      Time(state, e, prep.plan, kTokens, kDModel * elem * kTokens);
       return;
     }
     case KernelOp::kReropeTiles: {
@@ -125,7 +139,7 @@ void RunEntry(benchmark::State& state, const KernelEntry& e) {
       p.k_positions = Positions::Offset(0);
       api::PreparedRerope prep;
       if (!(st = api::PrepareRerope(t, p, &prep)).ok()) break;
-      Time(state, e.fn<kernels::ReropePlan>(), prep.plan, prep.plan.tiles(),
+      Time(state, e, prep.plan, prep.plan.tiles(),
            (kQ * kHeads + kK * kKvHeads) * kHeadDim * elem + kHeads * kQ * kK * 4);
       return;
     }
@@ -147,5 +161,16 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  // kernel_bench_smoke passes only on the first line: every entry of the table was timed.
+  const size_t ran = posenc::EntriesRun().size();
+  if (ran == static_cast<size_t>(registered)) {
+    std::printf("posenc_kernel_bench: every registry entry ran (%zu)\n", ran);
+  } else {
+    std::printf("posenc_kernel_bench: %zu of %d registry entries ran; not run:", ran, registered);
+    for (const posenc::kernels::KernelEntry& e : posenc::kernels::AllKernels()) {
+      if (posenc::EntriesRun().count(e.name) == 0) std::printf(" %s", e.name);
+    }
+    std::printf("\n");
+  }
   return 0;
 }

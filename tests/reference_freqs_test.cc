@@ -20,10 +20,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/freqs/inv_freq.h"
 #include "lib/reference/freqs_reference.h"
 #include "posenc/freqs.h"
 #include "posenc/model.h"
+#include "posenc/reference.h"
+#include "posenc/rerope.h"
 #include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
 
 namespace posenc {
 namespace {
@@ -261,6 +265,76 @@ TEST(ReferenceFreqsTest, ApplyRopeUsesTheReferenceFrequencies) {
     const double theta = static_cast<double>(pos) * inv[static_cast<size_t>(i)];
     EXPECT_EQ(out[static_cast<size_t>(i)], std::cos(theta)) << i;
     EXPECT_EQ(out[static_cast<size_t>(i + r / 2)], std::sin(theta)) << i;
+  }
+}
+
+// The reference's sinusoidal frequencies (SinusoidalFreqs, long double) against posenc's
+// (lib/freqs, DetPow / DetLog / DetExp in double): both spacings, small and large d_model, the
+// usual base and others; within kPosencUlps.
+TEST(ReferenceFreqsTest, SinusoidalFreqsMatchPosenc) {
+  double worst = 0.0;
+  for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor})
+    for (double base : {10000.0, 2.0, 500.0, 1e6, 12345.678})
+      for (int64_t d : {2, 4, 6, 66, 512, 4096}) {
+        const std::vector<double> ref = reference::SinusoidalFreqs(base, d, spacing);
+        const freqs::SharedFreqs mine =
+            freqs::CachedSinusoidalFreqs(base, d, static_cast<int>(spacing));
+        ASSERT_EQ(ref.size(), mine->size());
+        ASSERT_EQ(ref.size(), static_cast<size_t>(d / 2));
+        for (size_t i = 0; i < ref.size(); ++i) {
+          const double u = UlpDistance((*mine)[i], ref[i]);
+          worst = std::max(worst, u);
+          EXPECT_LE(u, kPosencUlps) << FrequencySpacingName(spacing) << " base " << base << " d "
+                                    << d << " i " << i << ": posenc " << (*mine)[i] << ", reference "
+                                    << ref[i];
+        }
+      }
+  std::printf("sinusoidal frequencies: posenc within %.2f ulps of the reference\n", worst);
+}
+
+// reference::WriteSinusoidalF64 computes sin / cos of p * SinusoidalFreqs(base, d)[i] (interleaved:
+// sin at 2i, cos at 2i + 1), both spacings.
+TEST(ReferenceFreqsTest, SinusoidalUsesTheReferenceFrequencies) {
+  const int64_t d = 64, pos = 98765;
+  const double base = 1e5;
+  for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor}) {
+    const std::vector<double> w = reference::SinusoidalFreqs(base, d, spacing);
+    std::vector<float> shape(static_cast<size_t>(d));
+    SinusoidalParams p;
+    p.spacing = spacing;
+    p.base = base;
+    p.positions = Positions::Offset(pos);
+    std::vector<double> out(static_cast<size_t>(d));
+    ASSERT_TRUE(reference::WriteSinusoidalF64(p, EmbeddingBSD(shape.data(), 1, 1, d), out.data()).ok());
+    for (int64_t i = 0; i < d / 2; ++i) {
+      const double theta = static_cast<double>(pos) * w[static_cast<size_t>(i)];
+      EXPECT_EQ(out[static_cast<size_t>(2 * i)], std::sin(theta)) << FrequencySpacingName(spacing) << i;
+      EXPECT_EQ(out[static_cast<size_t>(2 * i + 1)], std::cos(theta)) << FrequencySpacingName(spacing) << i;
+    }
+  }
+}
+
+// reference::RelativeRopeScoresF64 rotates by d * InvFreqFromBase(base, r)[t] for freqs.base: with
+// q = k = the unit x of pair t, the score is cos(d * inv[t]) exactly.
+TEST(ReferenceFreqsTest, RelativeRopeUsesTheReferenceFrequencies) {
+  const int64_t r = 64, distance = 123457;
+  const double base = 1e6;
+  const std::vector<double> inv = reference::InvFreqFromBase(base, r);
+  for (int64_t t = 0; t < r / 2; ++t) {
+    std::vector<float> q(static_cast<size_t>(r), 0.0f), k(static_cast<size_t>(r), 0.0f), s(1);
+    q[static_cast<size_t>(t)] = 1.0f;
+    k[static_cast<size_t>(t)] = 1.0f;
+    RelativeRopeTensors tensors;
+    tensors.q = TensorBSHD(q.data(), DType::kF32, 1, 1, 1, r);
+    tensors.k = TensorBSHD(k.data(), DType::kF32, 1, 1, 1, r);
+    tensors.scores = TensorBSHD(s.data(), DType::kF32, 1, 1, 1, 1);
+    RelativeRopeParams p;
+    p.freqs.base = base;
+    p.q_positions = Positions::Offset(distance);
+    p.k_positions = Positions::Offset(0);
+    double score = 0.0;
+    ASSERT_TRUE(reference::RelativeRopeScoresF64(tensors, p, &score, nullptr).ok());
+    EXPECT_EQ(score, std::cos(static_cast<double>(distance) * inv[static_cast<size_t>(t)])) << t;
   }
 }
 

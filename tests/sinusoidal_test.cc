@@ -14,6 +14,7 @@
 #include "posenc/sinusoidal.h"
 #include "posenc/targets.h"
 #include "tests/rope_test_util.h"
+#include "tests/sinusoidal_tester.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/sinusoidal_test.cc"
@@ -79,92 +80,45 @@ HWY_NOINLINE void TestConventionsByHand() {
   EXPECT_EQ(t2[1], static_cast<float>(std::cos(3.0)));
 }
 
+// Tables (WriteSinusoidal) in every convention, spacing and dtype against the double reference
+// at positions up to 2^24 (test::SinusoidalTester: f32 within 0.5 ulp + 2^-50, bf16 / f16 the
+// RNE of the f32 entry within 1 ulp).
 HWY_NOINLINE void TestTablesAgainstReference() {
   ExpectDispatchedHere();
   std::vector<int64_t> ids = {0, 1, 2, 16777216, 16777215, 12345678, 9999999, 4000, -3, 131072};
-  for (int64_t d : {2, 4, 6, 18, 64, 512, 768})
-    for (SinusoidalLayout layout : {SinusoidalLayout::kInterleaved, SinusoidalLayout::kConcatSinCos,
-                                    SinusoidalLayout::kConcatCosSin})
-      for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor}) {
-        SinusoidalParams p;
-        p.layout = layout;
-        p.spacing = spacing;
-        p.positions = Positions::Ids(ids.data());
-        const int64_t n = static_cast<int64_t>(ids.size());
-        const std::vector<float> got = Table(d, n, p);
-        std::vector<float> shape(static_cast<size_t>(d * n));
-        std::vector<double> exact(shape.size());
-        ASSERT_TRUE(reference::WriteSinusoidalF64(p, EmbeddingBSD(shape.data(), 1, n, d), exact.data()).ok());
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_LE(std::fabs(got[i] - exact[i]), 0.5 * test::UlpOf(exact[i]) + std::ldexp(1.0, -50))
-              << "d " << d << " " << SinusoidalLayoutName(layout) << " "
-              << FrequencySpacingName(spacing) << " element " << i;
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+    for (int64_t d : {2, 4, 6, 18, 64, 512, 768})
+      for (SinusoidalLayout layout : {SinusoidalLayout::kInterleaved, SinusoidalLayout::kConcatSinCos,
+                                      SinusoidalLayout::kConcatCosSin})
+        for (FrequencySpacing spacing : {FrequencySpacing::kPaper, FrequencySpacing::kTensor2Tensor}) {
+          test::SinusoidalTester()
+              .seq(static_cast<int64_t>(ids.size())).d_model(d).dtype(dtype).layout(layout)
+              .spacing(spacing).positions(Positions::Ids(ids.data()))
+              .label(std::string(DTypeName(dtype)) + " d " + std::to_string(d) + " " +
+                     SinusoidalLayoutName(layout) + " " + FrequencySpacingName(spacing))
+              .Test();
         }
-      }
 }
 
-// Strided, misaligned x; in place and out of place; fused add == f32(x * scale + table) exactly.
+// Fused adds on strided, misaligned views, in place and out of place, every dtype: exactly the
+// dtype's rounding of f32(x * scale + table), within its bound of the exact value; nothing
+// outside the view written, x untouched out of place; in place and out give the same bits.
 HWY_NOINLINE void TestFusedAdd() {
   ExpectDispatchedHere();
-  const int64_t batch = 2, seq = 5, d = 34, pad = 3;
-  for (double scale : {std::sqrt(34.0), 1.0})  // 1.0 takes the f32 path: the same bits
-  for (bool in_place : {true, false})
-    for (size_t lead : {0, 1}) {
-      SinusoidalParams p;
-      p.layout = SinusoidalLayout::kConcatSinCos;
-      p.x_scale = scale;
-      std::vector<int64_t> offsets = {7, 1000000};
-      p.positions = Positions::PerBatch(offsets.data());
-      const int64_t stride_seq = d + pad, stride_batch = seq * stride_seq + 1;
-      std::vector<float> xbuf(static_cast<size_t>(batch * stride_batch + lead + 8));
-      test::FillNormal(xbuf.data(), xbuf.size(), 11);
-      const std::vector<float> original = xbuf;
-      EmbeddingView x;
-      x.data = xbuf.data() + lead;
-      x.batch = batch;
-      x.seq = seq;
-      x.d_model = d;
-      x.stride_seq = stride_seq;
-      x.stride_batch = stride_batch;
-      std::vector<float> obuf(xbuf.size(), -1.f);
-      EmbeddingView out = x;
-      out.data = obuf.data() + lead;
-      ASSERT_TRUE(AddSinusoidal(p, x, in_place ? nullptr : &out).ok());
-      const EmbeddingView& written = in_place ? x : out;
-      // The table for the same positions, then the add in double, rounded once.
-      std::vector<float> table(static_cast<size_t>(batch * seq * d));
-      ASSERT_TRUE(WriteSinusoidal(p, EmbeddingBSD(table.data(), batch, seq, d)).ok());
-      std::vector<double> exact(table.size());
-      EmbeddingView x_orig = x;
-      x_orig.data = const_cast<float*>(original.data()) + lead;
-      ASSERT_TRUE(reference::AddSinusoidalF64(p, x_orig, exact.data()).ok());
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t s = 0; s < seq; ++s)
-          for (int64_t j = 0; j < d; ++j) {
-            const size_t at = static_cast<size_t>(lead + b * stride_batch + s * stride_seq + j);
-            const size_t flat = static_cast<size_t>((b * seq + s) * d + j);
-            const float got = static_cast<const float*>(written.data)[at - lead];
-            const float want = static_cast<float>(static_cast<double>(original[at]) * p.x_scale +
-                                                  static_cast<double>(table[flat]));
-            ASSERT_EQ(got, want) << b << " " << s << " " << j;
-            ASSERT_LE(std::fabs(got - exact[flat]), 0.5 * test::UlpOf(got) + std::ldexp(1.0, -25));
-          }
-      // Nothing outside the written view changed (padding, lead, tail).
-      const std::vector<float>& buf = in_place ? xbuf : obuf;
-      const std::vector<float> before = in_place ? original : std::vector<float>(obuf.size(), -1.f);
-      size_t changed_outside = 0;
-      for (size_t i = 0; i < buf.size(); ++i) {
-        const int64_t rel = static_cast<int64_t>(i) - static_cast<int64_t>(lead);
-        const bool inside = rel >= 0 && rel / stride_batch < batch &&
-                            (rel % stride_batch) / stride_seq < seq &&
-                            (rel % stride_batch) % stride_seq < d && (rel % stride_batch) < seq * stride_seq;
-        if (!inside && std::memcmp(&buf[i], &before[i], 4) != 0) ++changed_outside;
+  std::vector<int64_t> offsets = {7, 1000000};
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+    for (double scale : {std::sqrt(34.0), 1.0})  // 1.0 takes the f32 path: the same bits
+      for (size_t lead : {0, 1}) {
+        test::SinusoidalTester t;
+        t.batch(2).seq(5).d_model(34).token_pad(3).batch_pad(1).lead(lead).dtype(dtype)
+            .layout(SinusoidalLayout::kConcatSinCos).x_scale(scale)
+            .positions(Positions::PerBatch(offsets.data())).add(true).seed(11)
+            .label(std::string(DTypeName(dtype)) + " add scale " + std::to_string(scale) +
+                   " lead " + std::to_string(lead));
+        const std::vector<uint8_t> in_place = t.inplace(true).Test();
+        const std::vector<uint8_t> out_of_place = t.inplace(false).Test();
+        EXPECT_EQ(in_place, out_of_place) << DTypeName(dtype) << ": in place vs out";
       }
-      EXPECT_EQ(changed_outside, 0u);
-      if (!in_place) {
-        EXPECT_EQ(std::memcmp(xbuf.data(), original.data(), 4 * xbuf.size()), 0);
-      }
-    }
 }
 
 HWY_NOINLINE void TestTableObjectAndThreads() {
@@ -241,51 +195,20 @@ HWY_NOINLINE void TestBlocksEqualRowsAlone() {
       }
 }
 
-// bf16 / f16 tables and fused adds: the RNE of the f32 result, within 1 ulp of the storage type
-// of the exact double value.
+// bf16 / f16 tables and fused adds at positions up to 2^24, d_model 130 (a tail on every
+// target): the RNE of the f32 result, within 1 ulp of the storage type of the exact double value.
 HWY_NOINLINE void TestHalfPrecision() {
   ExpectDispatchedHere();
   std::vector<int64_t> ids = {0, 3, 4000, 16777216, 12345678, -7};
-  const int64_t n = static_cast<int64_t>(ids.size()), d = 130;
-  for (DType dtype : {DType::kBF16, DType::kF16}) {
-    auto round = [dtype](double v) {
-      return dtype == DType::kBF16 ? reference::RoundToBF16(v) : reference::RoundToF16(v);
-    };
-    SinusoidalParams p;
-    p.layout = SinusoidalLayout::kConcatCosSin;
-    p.positions = Positions::Ids(ids.data());
-    p.x_scale = 3.0;
-    // Table.
-    std::vector<uint16_t> half(static_cast<size_t>(n * d));
-    ASSERT_TRUE(WriteSinusoidal(p, EmbeddingBSD(half.data(), dtype, 1, n, d)).ok());
-    const std::vector<float> f32 = Table(d, n, p);
-    std::vector<double> exact(half.size());
-    ASSERT_TRUE(reference::WriteSinusoidalF64(p, EmbeddingBSD(const_cast<float*>(f32.data()), 1, n, d),
-                                              exact.data()).ok());
-    for (size_t i = 0; i < half.size(); ++i) {
-      ASSERT_EQ(half[i], round(f32[i])) << DTypeName(dtype) << " table " << i;
-      std::vector<float> w(1);
-      ASSERT_TRUE(ConvertToF32(&half[i], dtype, 1, w.data()).ok());
-      ASSERT_LE(std::fabs(w[0] - exact[i]), reference::UlpOf(dtype, exact[i])) << i;
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (bool add : {false, true}) {
+      test::SinusoidalTester()
+          .seq(static_cast<int64_t>(ids.size())).d_model(130).dtype(dtype)
+          .layout(SinusoidalLayout::kConcatCosSin).positions(Positions::Ids(ids.data()))
+          .x_scale(3.0).add(add).seed(9)
+          .label(std::string(DTypeName(dtype)) + (add ? " add" : " table"))
+          .Test();
     }
-    // Fused add, in place.
-    std::vector<float> xf(half.size());
-    test::FillNormal(xf.data(), xf.size(), 9);
-    std::vector<uint16_t> x(half.size());
-    for (size_t i = 0; i < x.size(); ++i) x[i] = round(xf[i]);
-    std::vector<float> xw(x.size());
-    ASSERT_TRUE(ConvertToF32(x.data(), dtype, x.size(), xw.data()).ok());
-    std::vector<double> exact_add(x.size());
-    ASSERT_TRUE(reference::AddSinusoidalF64(p, EmbeddingBSD(x.data(), dtype, 1, n, d), exact_add.data()).ok());
-    ASSERT_TRUE(AddSinusoidal(p, EmbeddingBSD(x.data(), dtype, 1, n, d)).ok());
-    std::vector<float> got(x.size());
-    ASSERT_TRUE(ConvertToF32(x.data(), dtype, x.size(), got.data()).ok());
-    for (size_t i = 0; i < x.size(); ++i) {
-      const float f32_result = static_cast<float>(static_cast<double>(xw[i]) * 3.0 + f32[i]);
-      ASSERT_EQ(x[i], round(f32_result)) << DTypeName(dtype) << " add " << i;
-      ASSERT_LE(std::fabs(got[i] - exact_add[i]), reference::UlpOf(dtype, exact_add[i])) << i;
-    }
-  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -5,8 +5,9 @@
 //   #include "lib/kernels/<op>_static-inl.h"
 // and <op>_static-inl.h (re-included once per SIMD target by hwy/foreach_target.h) writes, per
 // kernel, POSENC_ROW_KERNEL_TARGET(Name, Plan, Body) in the per-target namespace and
-// POSENC_ROW_KERNEL_EXPORT(Name, Plan) under HWY_ONCE: kernels::<Name><dtype> (declared in
-// lib/kernels/registry.h) then dispatches to Body<storage type of dtype> of the best target.
+// POSENC_ROW_KERNEL_EXPORT(Name, Plan) under HWY_ONCE: kernels::<Name><dtype> (declared by its
+// entry in lib/kernels/registry.cc, which no header repeats) then dispatches to Body<storage type
+// of dtype> of the best target.
 #ifndef POSENC_LIB_KERNELS_DTYPE_DISPATCH_H_
 #define POSENC_LIB_KERNELS_DTYPE_DISPATCH_H_
 
@@ -33,6 +34,7 @@
 #define POSENC_ROW_KERNEL_EXPORT(name, Plan)                                       \
   HWY_EXPORT(POSENC_KERNEL_IMPL(name));                                            \
   namespace kernels {                                                              \
+  void POSENC_KERNEL_NAME(name)(const Plan& plan, int64_t begin, int64_t end);     \
   void POSENC_KERNEL_NAME(name)(const Plan& plan, int64_t begin, int64_t end) {    \
     HWY_DYNAMIC_DISPATCH(POSENC_KERNEL_IMPL(name))(plan, begin, end);              \
   }                                                                                \

@@ -19,7 +19,7 @@
 // Storage types are hwy::bfloat16_t / hwy::float16_t, accessed as uint16_t bits.
 
 // Fast-math would break the contract silently (reassociation, contraction, no NaN/Inf): refuse it.
-// (convert-inl.h and half-inl.h both carry this check; every kernel TU includes one of them.)
+// (demote-inl.h and half-inl.h both carry this check; every kernel TU includes one of them.)
 #ifdef __FAST_MATH__
 #error "posenc must not be compiled with -ffast-math: its kernels rely on exactly rounded IEEE operations (docs/math.md)"
 #endif

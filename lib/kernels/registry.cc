@@ -1,30 +1,48 @@
-// The kernel table (lib/kernels/registry.h). One line per (operation, dtype); the function is
-// defined by that dtype's dispatch TU.
+// The kernel table (lib/kernels/registry.h). One line of POSENC_KERNELS per (operation, dtype):
+//   X(op, DTYPE, "name", Kernel, Plan)
+// lists kernels::<Kernel><DTYPE>, which the dispatch TU lib/kernels/<op>_<dtype>.cc defines
+// (POSENC_ROW_KERNEL_EXPORT(Kernel, Plan), lib/kernels/dtype_dispatch.h). The line both declares
+// that function and makes its entry, so no header names it; a line whose TU is missing, or whose
+// Plan differs from the TU's, fails to link (the parameter type is in the mangled name).
 #include "lib/kernels/registry.h"
 
+#include <cstdint>
 #include <iterator>
+
+// RoPE and M-RoPE share their TUs (rope_<dtype>.cc). M-RoPE (plan.num_streams > 1): per token
+// the cos/sin row with angle_i = p[pair_stream[i]] * inv_freq[i] (or table / cache row
+// p[pair_stream[i]] per pair), then the same head rotation as RoPE.
+#define POSENC_KERNELS(X)                                                  \
+  X(kRope, F32, "rope_f32", RopeTokens, RopePlan)                          \
+  X(kRope, BF16, "rope_bf16", RopeTokens, RopePlan)                        \
+  X(kRope, F16, "rope_f16", RopeTokens, RopePlan)                          \
+  X(kMRope, F32, "mrope_f32", MRopeTokens, RopePlan)                       \
+  X(kMRope, BF16, "mrope_bf16", MRopeTokens, RopePlan)                     \
+  X(kMRope, F16, "mrope_f16", MRopeTokens, RopePlan)                       \
+  X(kSinusoidal, F32, "sinusoidal_f32", SinusoidalTokens, SinusoidalPlan)  \
+  X(kSinusoidal, BF16, "sinusoidal_bf16", SinusoidalTokens, SinusoidalPlan) \
+  X(kSinusoidal, F16, "sinusoidal_f16", SinusoidalTokens, SinusoidalPlan)  \
+  X(kReropeTiles, F32, "rerope_tiles_f32", ReropeTiles, ReropePlan)        \
+  X(kReropeTiles, BF16, "rerope_tiles_bf16", ReropeTiles, ReropePlan)      \
+  X(kReropeTiles, F16, "rerope_tiles_f16", ReropeTiles, ReropePlan)        \
+  X(kRerotate, F32, "rerotate_f32", RerotateTokens, RerotatePlan)          \
+  X(kRerotate, BF16, "rerotate_bf16", RerotateTokens, RerotatePlan)        \
+  X(kRerotate, F16, "rerotate_f16", RerotateTokens, RerotatePlan)
 
 namespace posenc {
 namespace kernels {
+
+#define POSENC_DECLARE_KERNEL(op, DTYPE, name, Kernel, Plan) \
+  void Kernel##DTYPE(const Plan& plan, int64_t begin, int64_t end);
+POSENC_KERNELS(POSENC_DECLARE_KERNEL)
+#undef POSENC_DECLARE_KERNEL
+
 namespace {
 
-constexpr KernelEntry kKernels[] = {
-    {KernelOp::kRope, DType::kF32, "rope_f32", RopeTokensF32},
-    {KernelOp::kRope, DType::kBF16, "rope_bf16", RopeTokensBF16},
-    {KernelOp::kRope, DType::kF16, "rope_f16", RopeTokensF16},
-    {KernelOp::kMRope, DType::kF32, "mrope_f32", MRopeTokensF32},
-    {KernelOp::kMRope, DType::kBF16, "mrope_bf16", MRopeTokensBF16},
-    {KernelOp::kMRope, DType::kF16, "mrope_f16", MRopeTokensF16},
-    {KernelOp::kSinusoidal, DType::kF32, "sinusoidal_f32", SinusoidalTokensF32},
-    {KernelOp::kSinusoidal, DType::kBF16, "sinusoidal_bf16", SinusoidalTokensBF16},
-    {KernelOp::kSinusoidal, DType::kF16, "sinusoidal_f16", SinusoidalTokensF16},
-    {KernelOp::kReropeTiles, DType::kF32, "rerope_tiles_f32", ReropeTilesF32},
-    {KernelOp::kReropeTiles, DType::kBF16, "rerope_tiles_bf16", ReropeTilesBF16},
-    {KernelOp::kReropeTiles, DType::kF16, "rerope_tiles_f16", ReropeTilesF16},
-    {KernelOp::kRerotate, DType::kF32, "rerotate_f32", RerotateTokensF32},
-    {KernelOp::kRerotate, DType::kBF16, "rerotate_bf16", RerotateTokensBF16},
-    {KernelOp::kRerotate, DType::kF16, "rerotate_f16", RerotateTokensF16},
-};
+#define POSENC_KERNEL_ENTRY(op, DTYPE, name, Kernel, Plan) \
+  KernelEntry(KernelOp::op, DType::k##DTYPE, name, &Kernel##DTYPE),
+constexpr KernelEntry kKernels[] = {POSENC_KERNELS(POSENC_KERNEL_ENTRY)};
+#undef POSENC_KERNEL_ENTRY
 
 }  // namespace
 

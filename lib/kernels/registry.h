@@ -1,10 +1,12 @@
 // Internal: the one table of posenc's row kernels, per (operation, dtype) (XNNPACK's
-// src/configs/*-config.c). The public API (lib/api) picks the kernel of a call here, the
-// registry test runs every entry against posenc::reference, and the kernel benchmark registers
-// every entry. Each entry's function is defined by one dtype dispatch TU (lib/kernels/*_{f32,
-// bf16,f16}.cc, 3 lines over lib/kernels/*_static-inl.h) and dispatches to the best SIMD target of
-// this CPU (posenc/targets.h). Adding a dtype or a kernel variant: one 3-line TU, one entry in
-// lib/kernels/registry.cc (docs/layers.md).
+// src/configs/*-config.c). The public API (lib/api) picks the kernel of a call here
+// (FindKernel, through api::ChooseKernel), the registry test runs every entry against
+// posenc::reference, and the kernel benchmark registers every entry. The row kernels have no
+// names in this header: each is defined by one dtype dispatch TU (lib/kernels/<op>_<dtype>.cc,
+// 3 lines over lib/kernels/<op>_static-inl.h), declared only by its entry in
+// lib/kernels/registry.cc, and dispatches to the best SIMD target of this CPU (posenc/targets.h).
+// Adding a dtype or a kernel variant: one 3-line TU (and its line in CMakeLists.txt), one entry
+// in lib/kernels/registry.cc (docs/layers.md).
 #ifndef POSENC_LIB_KERNELS_REGISTRY_H_
 #define POSENC_LIB_KERNELS_REGISTRY_H_
 
@@ -86,26 +88,6 @@ RowKernel<Plan> FindKernel(KernelOp op, DType dtype) {
   const KernelEntry* e = FindEntry(op, dtype);
   return e == nullptr ? nullptr : e->fn<Plan>();
 }
-
-// The row kernels the table lists, one per dispatch TU (lib/kernels/<op>_<dtype>.cc).
-void RopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void RopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void RopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-// M-RoPE tokens (plan.num_streams > 1): per token the cos/sin row with angle_i =
-// p[pair_stream[i]] * inv_freq[i] (or table / cache row p[pair_stream[i]] per pair), then the
-// same head rotation as RopeTokens*.
-void MRopeTokensF32(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void MRopeTokensBF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void MRopeTokensF16(const RopePlan& plan, int64_t token_begin, int64_t token_end);
-void SinusoidalTokensF32(const SinusoidalPlan& plan, int64_t begin, int64_t end);
-void SinusoidalTokensBF16(const SinusoidalPlan& plan, int64_t begin, int64_t end);
-void SinusoidalTokensF16(const SinusoidalPlan& plan, int64_t begin, int64_t end);
-void ReropeTilesF32(const ReropePlan& plan, int64_t begin, int64_t end);
-void ReropeTilesBF16(const ReropePlan& plan, int64_t begin, int64_t end);
-void ReropeTilesF16(const ReropePlan& plan, int64_t begin, int64_t end);
-void RerotateTokensF32(const RerotatePlan& plan, int64_t token_begin, int64_t token_end);
-void RerotateTokensBF16(const RerotatePlan& plan, int64_t token_begin, int64_t token_end);
-void RerotateTokensF16(const RerotatePlan& plan, int64_t token_begin, int64_t token_end);
 
 // Dispatched helpers outside the (op, dtype) table (tables and conversions).
 // cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half.

@@ -58,7 +58,7 @@
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
-#include "lib/kernels/convert-inl.h"
+#include "lib/kernels/demote-inl.h"
 #include "lib/kernels/half-inl.h"
 
 HWY_BEFORE_NAMESPACE();

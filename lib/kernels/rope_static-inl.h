@@ -5,7 +5,6 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/kernels/mrope_tokens-inl.h"
-#include "lib/kernels/registry.h"
 #include "lib/kernels/rope_tokens-inl.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -26,7 +26,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
-#include "lib/kernels/convert-inl.h"
+#include "lib/kernels/demote-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc {

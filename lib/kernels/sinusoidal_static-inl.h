@@ -4,7 +4,6 @@
 #include "lib/kernels/dtype_dispatch.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/kernels/registry.h"
 #include "lib/kernels/sinusoidal_tokens-inl.h"
 
 HWY_BEFORE_NAMESPACE();

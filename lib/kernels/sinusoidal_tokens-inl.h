@@ -22,7 +22,7 @@
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
-#include "lib/kernels/convert-inl.h"
+#include "lib/kernels/demote-inl.h"
 #include "lib/kernels/half-inl.h"
 #include "lib/core/rope_plan.h"
 #include "lib/kernels/sincos-inl.h"

@@ -125,6 +125,19 @@ std::vector<double> InvFreqFromBase(double base, int64_t rotary_dim) {
   return Rounded(PowersOf(base, rotary_dim));
 }
 
+std::vector<double> SinusoidalFreqs(double base, int64_t d_model, FrequencySpacing spacing) {
+  if (spacing == FrequencySpacing::kPaper) return InvFreqFromBase(base, d_model);
+  const int64_t half = d_model / 2;
+  const double step = static_cast<double>(std::log(static_cast<LD>(base))) /
+                      static_cast<double>(std::max<int64_t>(half - 1, 1));
+  std::vector<double> w(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    const double e = static_cast<double>(i) * step;
+    w[static_cast<size_t>(i)] = static_cast<double>(std::exp(-static_cast<LD>(e)));
+  }
+  return w;
+}
+
 RopeFrequencies FrequenciesOf(const RopeConfig& c, int64_t seq_len) {
   RopeFrequencies f;
   f.rope_type = c.rope_type;

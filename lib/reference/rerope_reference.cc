@@ -2,7 +2,9 @@
 // the definition with a different algebra than the kernels: per pair
 //   (qx kx + qy ky) cos(phi) + (qx ky - qy kx) sin(phi),   phi = f(d) * inv_freq[t] (double),
 // cos / sin from libm, the pair and the pass-through sums compensated (Neumaier). Its own error
-// is at most 12 * 2^-53 * M per score (docs/rerope.md §5).
+// is at most 12 * 2^-53 * M per score (docs/rerope.md §5). Frequencies from freqs.base are the
+// reference's own (InvFreqFromBase, long double: lib/reference/freqs_reference.h), not posenc's
+// lib/freqs; an explicit inv_freq array or a table's are read as given.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "lib/api/rerope_prepare.h"
 #include "lib/core/rerope_plan.h"
 #include "lib/reference/elements.h"
+#include "lib/reference/freqs_reference.h"
 #include "posenc/rerope.h"
 
 namespace posenc {
@@ -30,8 +33,14 @@ struct CompensatedSum {
 
 // Calls emit(b, h, i, j, value, magnitude) for every score.
 template <class Emit>
-void Run(const api::PreparedRerope& prep, const Emit& emit) {
+void Run(const api::PreparedRerope& prep, const RelativeRopeParams& params, const Emit& emit) {
   const kernels::ReropePlan& plan = prep.plan;
+  std::vector<double> own;
+  const double* inv_freq = prep.inv_freq;
+  if (prep.default_freqs != nullptr) {
+    own = InvFreqFromBase(params.freqs.base, plan.rotary_dim);
+    inv_freq = own.data();
+  }
   const int64_t half = plan.rotary_dim / 2, group = plan.heads / plan.kv_heads;
   const double m2 = prep.attention_factor * prep.attention_factor;
   std::vector<double> cos(static_cast<size_t>(half)), sin(static_cast<size_t>(half));
@@ -56,7 +65,7 @@ void Run(const api::PreparedRerope& prep, const Emit& emit) {
         }
         const double f = MappedDistance(plan.map, d);
         for (int64_t t = 0; t < half; ++t) {
-          const double phi = f * prep.inv_freq[t];
+          const double phi = f * inv_freq[t];
           cos[t] = std::cos(phi);
           sin[t] = std::sin(phi);
         }
@@ -108,7 +117,7 @@ Status RelativeRopeScores(const RelativeRopeTensors& tensors, const RelativeRope
     Status st = api::PrepareRerope(tensors, params, &prep);
     if (!st.ok()) return st;
     const kernels::ReropePlan& plan = prep.plan;
-    Run(prep, [&plan](int64_t b, int64_t h, int64_t i, int64_t j, double v, double) {
+    Run(prep, params, [&plan](int64_t b, int64_t h, int64_t i, int64_t j, double v, double) {
       plan.scores[b * plan.score_stride[0] + h * plan.score_stride[1] + i * plan.score_stride[2] +
                   j] = RoundToF32(v);
     });
@@ -124,7 +133,7 @@ Status RelativeRopeScoresF64(const RelativeRopeTensors& tensors, const RelativeR
     Status st = api::PrepareRerope(tensors, params, &prep);
     if (!st.ok()) return st;
     const kernels::ReropePlan& plan = prep.plan;
-    Run(prep, [&](int64_t b, int64_t h, int64_t i, int64_t j, double v, double m) {
+    Run(prep, params, [&](int64_t b, int64_t h, int64_t i, int64_t j, double v, double m) {
       const int64_t flat = ((b * plan.heads + h) * plan.q_len + i) * plan.k_len + j;
       scores64[flat] = v;
       if (magnitude64 != nullptr) magnitude64[flat] = m;

@@ -1,5 +1,7 @@
 // posenc::reference sinusoidal encodings: scalar loops in double (libm sin/cos of the double
-// angle (p + offset) * w_i); a table source is read as given.
+// angle (p + offset) * w_i); a table source is read as given. The frequencies w_i are the
+// reference's own (SinusoidalFreqs, long double: lib/reference/freqs_reference.h), not posenc's
+// lib/freqs.
 #include <cmath>
 #include <new>
 #include <string>
@@ -9,6 +11,7 @@
 #include "lib/api/sinusoidal_prepare.h"
 #include "lib/core/rope_plan.h"
 #include "lib/reference/elements.h"
+#include "lib/reference/freqs_reference.h"
 #include "posenc/sinusoidal.h"
 
 namespace posenc {
@@ -18,9 +21,11 @@ namespace {
 // Calls emit(out_offset, flat_index, value) for every element, one token's values computed
 // before any of them is emitted (in-place use is safe).
 template <class Emit>
-void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
+void Run(const SinusoidalParams& params, const kernels::SinusoidalPlan& plan, const Emit& emit) {
   const int64_t d = plan.d_model, half = d / 2;
   std::vector<double> row(static_cast<size_t>(d));
+  std::vector<double> w;
+  if (plan.table_rows == nullptr) w = SinusoidalFreqs(params.base, d, params.spacing);
   for (int64_t t = 0; t < plan.tokens(); ++t) {
     const int64_t b = t / plan.seq, s = t % plan.seq;
     const int64_t pos = kernels::PositionOf(plan.positions, b, s, plan.seq);
@@ -29,7 +34,7 @@ void Run(const kernels::SinusoidalPlan& plan, const Emit& emit) {
     } else {
       const double p = static_cast<double>(pos + plan.position_offset);
       for (int64_t i = 0; i < half; ++i) {
-        const double sn = std::sin(p * plan.freqs[i]), cs = std::cos(p * plan.freqs[i]);
+        const double sn = std::sin(p * w[i]), cs = std::cos(p * w[i]);
         switch (plan.layout) {
           case SinusoidalLayout::kInterleaved: row[2 * i] = sn; row[2 * i + 1] = cs; break;
           case SinusoidalLayout::kConcatSinCos: row[i] = sn; row[half + i] = cs; break;
@@ -52,7 +57,7 @@ Status RunF32(const SinusoidalParams& params, const EmbeddingView* x, const Embe
     Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
     const kernels::SinusoidalPlan& plan = prep.plan;
-    Run(plan, [&plan](int64_t off, int64_t, double v) { WriteElement(plan.out, plan.dtype, off, v); });
+    Run(params, plan, [&plan](int64_t off, int64_t, double v) { WriteElement(plan.out, plan.dtype, off, v); });
     return Status::Ok();
   });
 }
@@ -63,7 +68,7 @@ Status RunF64(const SinusoidalParams& params, const EmbeddingView* x, const Embe
     api::PreparedSinusoidal prep;
     Status st = api::PrepareSinusoidal(params, x, out, &prep);
     if (!st.ok()) return st;
-    Run(prep.plan, [dst](int64_t, int64_t flat, double v) { dst[flat] = v; });
+    Run(params, prep.plan, [dst](int64_t, int64_t flat, double v) { dst[flat] = v; });
     return Status::Ok();
   });
 }

@@ -11,16 +11,16 @@
 // and hash tests plant Inf, NaN, overflow and subnormals to hold all of them to it.
 
 // Fast-math would break the contract silently (reassociation, contraction, no NaN/Inf): refuse it.
-// (convert-inl.h and half-inl.h both carry this check; every kernel TU includes one of them.)
+// (demote-inl.h and half-inl.h both carry this check; every kernel TU includes one of them.)
 #ifdef __FAST_MATH__
 #error "posenc must not be compiled with -ffast-math: its kernels rely on exactly rounded IEEE operations (docs/math.md)"
 #endif
 
-#if defined(POSENC_LIB_KERNELS_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef POSENC_LIB_KERNELS_CONVERT_INL_H_
-#undef POSENC_LIB_KERNELS_CONVERT_INL_H_
+#if defined(POSENC_LIB_KERNELS_DEMOTE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POSENC_LIB_KERNELS_DEMOTE_INL_H_
+#undef POSENC_LIB_KERNELS_DEMOTE_INL_H_
 #else
-#define POSENC_LIB_KERNELS_CONVERT_INL_H_
+#define POSENC_LIB_KERNELS_DEMOTE_INL_H_
 #endif
 
 #include <cmath>
@@ -60,4 +60,4 @@ HWY_INLINE hn::Vec<hn::Rebind<float, D64>> DemoteF64ToF32(D64 d64, hn::Vec<D64> 
 }  // namespace posenc
 HWY_AFTER_NAMESPACE();
 
-#endif  // POSENC_LIB_KERNELS_CONVERT_INL_H_
+#endif  // POSENC_LIB_KERNELS_DEMOTE_INL_H_
