@@ -22,7 +22,7 @@
 #include <cstddef>
 
 #include "hwy/highway.h"
-#include "lib/kernels/convert-inl.h"
+#include "lib/kernels/demote-inl.h"
 #include "lib/kernels/sincos-inl.h"
 #include "posenc/sinusoidal.h"
 
