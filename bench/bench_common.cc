@@ -15,36 +15,42 @@ std::map<std::string, Row>& Rows() {
   return rows;
 }
 
-double BaselineSeconds(const std::vector<std::vector<float>*>& buffers, int threads) {
+namespace {
+
+// body(begin, end) over [0, n): serially for 1 thread, else in 64 KiB tasks as posenc's own split.
+template <class Body>
+void Split(size_t n, int threads, const Body& body) {
+  if (threads == 1) {
+    body(size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 16384),
+                    [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
+}
+
+// Mean seconds of one pass(), run in an arena of `threads`.
+template <class Pass>
+double ArenaMeanSeconds(int threads, const Pass& pass) {
   tbb::task_arena arena(threads);
-  return arena.execute([&] {
-    return MeanSeconds([&] {
-      for (std::vector<float>* v : buffers) {
-        if (threads == 1) {
-          ScaleInPlace(v->data(), v->size(), 1.0f);
-          continue;
-        }
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, v->size(), 16384),
-                          [v](const tbb::blocked_range<size_t>& r) {
-                            ScaleInPlace(v->data() + r.begin(), r.size(), 1.0f);
-                          });
-      }
-    });
+  return arena.execute([&] { return MeanSeconds(pass); });
+}
+
+}  // namespace
+
+double BaselineSeconds(const std::vector<std::vector<float>*>& buffers, int threads) {
+  return ArenaMeanSeconds(threads, [&] {
+    for (std::vector<float>* v : buffers) {
+      Split(v->size(), threads, [v](size_t begin, size_t end) {
+        ScaleInPlace(v->data() + begin, end - begin, 1.0f);
+      });
+    }
   });
 }
 
 double AddBaselineSeconds(std::vector<float>* x, const std::vector<float>& t, int threads) {
-  tbb::task_arena arena(threads);
-  return arena.execute([&] {
-    return MeanSeconds([&] {
-      if (threads == 1) {
-        AddInPlace(x->data(), t.data(), x->size());
-        return;
-      }
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, x->size(), 16384),
-                        [&](const tbb::blocked_range<size_t>& r) {
-                          AddInPlace(x->data() + r.begin(), t.data() + r.begin(), r.size());
-                        });
+  return ArenaMeanSeconds(threads, [&] {
+    Split(x->size(), threads, [x, &t](size_t begin, size_t end) {
+      AddInPlace(x->data() + begin, t.data() + begin, end - begin);
     });
   });
 }
