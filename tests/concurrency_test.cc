@@ -8,7 +8,9 @@
 // other frequencies, the per-thread frequency memo was reassigned (and its vector freed) while
 // the first call's kernels still read it. Under ASan that was a heap-use-after-free; in Release,
 // outputs computed with the other task's frequencies.
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -132,6 +134,50 @@ TEST(ConcurrencyTest, FrequencyMemosShareWhatTheyHandOut) {
   const std::vector<double> s_values = *s;
   freqs::CachedSinusoidalFreqs(500.0, 64, 0);
   EXPECT_EQ(*s, s_values);
+}
+
+TEST(ConcurrencyTest, FrequencyMemosKeepTheFactsOfTheirVector) {
+  // The facts a decode step reads instead of re-scanning (first non-finite index, largest |w|)
+  // belong to the vector handed out, also when the memo alternates between vectors (a stale
+  // facts record would let a non-finite base through or check angles with the wrong maximum).
+  const auto scan = [](const std::vector<double>& v) {
+    freqs::FreqFacts f;
+    f.first_nonfinite = static_cast<int64_t>(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!std::isfinite(v[i])) {
+        f.first_nonfinite = static_cast<int64_t>(i);
+        break;
+      }
+      f.max_abs = std::max(f.max_abs, std::fabs(v[i]));
+    }
+    return f;
+  };
+  struct Case { double base; int64_t dim; int spacing; };  // spacing < 0: RoPE's default
+  const Case cases[] = {{10000.0, 64, -1}, {5e-324, 64, -1}, {10000.0, 64, -1}, {0.5, 128, -1},
+                        {5e-324, 64, -1},  {10000.0, 32, 1}, {5e-324, 32, 0},   {10000.0, 32, 1},
+                        {0.5, 16, 1},      {10000.0, 64, -1}};
+  for (int round = 0; round < 2; ++round) {
+    for (const Case& c : cases) {
+      freqs::FreqFacts facts;
+      facts.first_nonfinite = -7;
+      facts.max_abs = -7.0;
+      const freqs::SharedFreqs v = c.spacing < 0
+                                       ? freqs::CachedDefaultInvFreq(c.base, c.dim, &facts)
+                                       : freqs::CachedSinusoidalFreqs(c.base, c.dim, c.spacing, &facts);
+      const freqs::FreqFacts want = scan(*v);
+      EXPECT_EQ(facts.first_nonfinite, want.first_nonfinite) << c.base << " " << c.dim;
+      if (want.first_nonfinite == static_cast<int64_t>(v->size())) {
+        EXPECT_EQ(facts.max_abs, want.max_abs) << c.base << " " << c.dim;
+      }
+    }
+  }
+  // The cases reach both outcomes: 5e-324^(-2i/64) = e^(744.44 * i / 32) overflows from i = 31.
+  freqs::FreqFacts f;
+  freqs::CachedDefaultInvFreq(5e-324, 64, &f);
+  EXPECT_EQ(f.first_nonfinite, 31);
+  freqs::CachedDefaultInvFreq(0.5, 128, &f);
+  EXPECT_EQ(f.first_nonfinite, 64);
+  EXPECT_GT(f.max_abs, 1.0);  // base < 1: the frequencies grow with i
 }
 
 // No TBB task runs here (tables below 1 MiB are built serially, 16-token calls run on the

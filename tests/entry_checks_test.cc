@@ -129,6 +129,57 @@ TEST(GuardTest, ApplyRopeReportsOutOfMemoryAndWritesNothing) {
   EXPECT_GE(runs, 1);
 }
 
+// What a runtime calls once per generated token, with a warm frequency memo, allocates nothing: no
+// message text is formatted on success (a token name once was, in every angle check) and no row
+// scratch is taken from the heap. A call that allocated would fail its first run here.
+TEST(GuardTest, DecodeStepsAllocateNothing) {
+  constexpr int64_t kHeads = 4, kKvHeads = 2, kDim = 128;
+  std::vector<float> q(kHeads * kDim, 0.5f), k(kKvHeads * kDim, -0.25f);
+  std::vector<float> q_out(q.size()), k_out(k.size());
+  std::shared_ptr<const RopeTable> table;
+  ASSERT_TRUE(RopeTable::Create(kDim, Frequencies(), 4096, &table).ok());
+  struct Step { const char* name; RopeParams params; bool out_of_place; };
+  std::vector<Step> steps;
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+    for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
+      for (bool use_table : {false, true}) {
+        RopeParams p;
+        p.pairs = pairs;
+        p.arithmetic = a;
+        p.positions = Positions::Offset(4000);
+        if (use_table) p.source = CosSinSource::Table(table.get());
+        steps.push_back({"rope", p, use_table});
+      }
+  for (const Step& step : steps) {
+    RopeTensors t;
+    t.q = TensorBSHD(q.data(), DType::kF32, 1, 1, kHeads, kDim);
+    t.k = TensorBSHD(k.data(), DType::kF32, 1, 1, kKvHeads, kDim);
+    if (step.out_of_place) {
+      t.q_out = TensorBSHD(q_out.data(), DType::kF32, 1, 1, kHeads, kDim);
+      t.k_out = TensorBSHD(k_out.data(), DType::kF32, 1, 1, kKvHeads, kDim);
+    }
+    ASSERT_TRUE(ApplyRope(t, step.params).ok());  // warms the frequency memo
+    const int runs = SweepAllocationFailures(
+        [&] { return ApplyRope(t, step.params); },
+        [&](const Status& st, bool failed) { ExpectGuardedStatus(st, failed, {"posenc::ApplyRope"}); });
+    EXPECT_EQ(runs, 0) << "pairs " << PairLayoutName(step.params.pairs) << ", arithmetic "
+                       << static_cast<int>(step.params.arithmetic) << ", table "
+                       << step.out_of_place;
+  }
+  // The same for a sinusoidal decode step: one row added to x in place.
+  std::vector<float> x(768, 1.0f);
+  SinusoidalParams sp;
+  sp.position_offset = 4000;
+  const EmbeddingView view = EmbeddingBSD(x.data(), DType::kF32, 1, 1, 768);
+  ASSERT_TRUE(AddSinusoidal(sp, view).ok());
+  const int runs = SweepAllocationFailures(
+      [&] { return AddSinusoidal(sp, view); },
+      [&](const Status& st, bool failed) {
+        ExpectGuardedStatus(st, failed, {"posenc::AddSinusoidal"});
+      });
+  EXPECT_EQ(runs, 0) << "AddSinusoidal";
+}
+
 // Parsing JSON is not swept: nlohmann-json 3.11's ~basic_json allocates (a stack of children) and
 // terminates when that fails, inside a destructor where no guard can help. The frequencies of a
 // parsed config are computed by posenc alone.

@@ -185,6 +185,9 @@ Status CheckPositionAngle(const PositionRange& r, int64_t offset, double max_fre
   const double lo = std::fabs(static_cast<double>(r.min + offset));
   const double hi = std::fabs(static_cast<double>(r.max + offset));
   const bool at_max = hi >= lo;
+  // CheckAngle's test, first: the token's name is formatted only for a message (a decode step
+  // would otherwise pay an ostringstream on every call).
+  if (!((at_max ? hi : lo) * max_freq > kMaxAngle)) return Status::Ok();
   return CheckAngle(at_max ? hi : lo, max_freq,
                     "positions" + TokenName(at_max ? r.max_token : r.min_token, seq),
                     at_max ? r.max : r.min, formula);

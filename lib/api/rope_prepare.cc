@@ -184,14 +184,15 @@ Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim, CheckedFre
       return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base,
                  ": must be finite and > 0");
     }
-    out->computed = freqs::CachedDefaultInvFreq(freqs.base, rotary_dim);
+    freqs::FreqFacts facts;
+    out->computed = freqs::CachedDefaultInvFreq(freqs.base, rotary_dim, &facts);
     out->inv_freq = out->computed->data();
-    for (int64_t i = 0; i < half; ++i) {
-      if (!std::isfinite(out->inv_freq[i])) {
-        return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base, ": inv_freq[", i,
-                   "] = base^(-2i/rotary_dim) = ", out->inv_freq[i], " is not finite");
-      }
+    if (const int64_t i = facts.first_nonfinite; i < half) {
+      return Err(StatusCode::kInvalidArgument, "freqs.base = ", freqs.base, ": inv_freq[", i,
+                 "] = base^(-2i/rotary_dim) = ", out->inv_freq[i], " is not finite");
     }
+    out->max_freq = facts.max_abs;  // found once when the memo was filled
+    return Status::Ok();
   }
   out->max_freq = LargestMagnitude(out->inv_freq, half);
   return Status::Ok();
@@ -228,7 +229,10 @@ Status CheckRopeTensors(const RopeTensors& t) {
     if (ViewsOverlap(t.q, t.k)) {
       return Err(StatusCode::kInvalidArgument, "q and k overlap in memory");
     }
-    if (ViewsOverlap(q_written, k_written) || (t.q_out.present() && ViewsOverlap(t.q_out, t.k)) ||
+    // In place, q_written and k_written are q and k, checked just above.
+    const bool any_out = t.q_out.present() || t.k_out.present();
+    if ((any_out && ViewsOverlap(q_written, k_written)) ||
+        (t.q_out.present() && ViewsOverlap(t.q_out, t.k)) ||
         (t.k_out.present() && ViewsOverlap(t.k_out, t.q))) {
       return Err(StatusCode::kInvalidArgument,
                  "q's output and k's input/output overlap in memory");

@@ -160,17 +160,16 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
                ": position + position_offset overflows int64");
   }
   plan->position_offset = params.position_offset;
+  freqs::FreqFacts facts;
   prep->freqs = freqs::CachedSinusoidalFreqs(params.base, out.d_model,
-                                             static_cast<int>(params.spacing));
+                                             static_cast<int>(params.spacing), &facts);
   plan->freqs = prep->freqs->data();
-  for (int64_t i = 0; i < out.d_model / 2; ++i) {
-    if (!std::isfinite(plan->freqs[i])) {
-      return Err(kInvalid, "base = ", params.base, ": frequency w[", i, "] = ", plan->freqs[i],
-                 " is not finite");
-    }
+  if (const int64_t i = facts.first_nonfinite; i < out.d_model / 2) {
+    return Err(kInvalid, "base = ", params.base, ": frequency w[", i, "] = ", plan->freqs[i],
+               " is not finite");
   }
-  return CheckPositionAngle(r, params.position_offset, LargestMagnitude(plan->freqs, out.d_model / 2),
-                            out.seq, "|(p + position_offset) * w|");
+  return CheckPositionAngle(r, params.position_offset, facts.max_abs, out.seq,
+                            "|(p + position_offset) * w|");
 }
 
 }  // namespace api

@@ -1,5 +1,6 @@
 #include "lib/freqs/inv_freq.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "lib/freqs/det_math.h"
@@ -15,33 +16,53 @@ std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim) {
   return inv;
 }
 
-SharedFreqs CachedDefaultInvFreq(double base, int64_t rotary_dim) {
+namespace {
+FreqFacts FactsOf(const std::vector<double>& v) {
+  FreqFacts f;
+  f.first_nonfinite = static_cast<int64_t>(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!std::isfinite(v[i])) {
+      f.first_nonfinite = static_cast<int64_t>(i);
+      break;
+    }
+    f.max_abs = std::max(f.max_abs, std::fabs(v[i]));
+  }
+  return f;
+}
+}  // namespace
+
+SharedFreqs CachedDefaultInvFreq(double base, int64_t rotary_dim, FreqFacts* facts) {
   struct Memo {
     double base = 0.0;
     int64_t rotary_dim = -1;
     SharedFreqs inv;
+    FreqFacts facts;
   };
   thread_local Memo memo;
   if (memo.inv == nullptr || memo.rotary_dim != rotary_dim || !(memo.base == base)) {
     // Built before the memo changes, so the memo is consistent even if allocation throws.
     SharedFreqs inv = std::make_shared<const std::vector<double>>(DefaultInvFreq(base, rotary_dim));
+    memo.facts = FactsOf(*inv);
     memo.inv = std::move(inv);
     memo.base = base;
     memo.rotary_dim = rotary_dim;
   }
+  if (facts != nullptr) *facts = memo.facts;
   return memo.inv;
 }
 
-SharedFreqs CachedSinusoidalFreqs(double base, int64_t d_model, int spacing) {
+SharedFreqs CachedSinusoidalFreqs(double base, int64_t d_model, int spacing, FreqFacts* facts) {
   struct Memo {
     double base = 0.0;
     int64_t d_model = -1;
     int spacing = -1;
     SharedFreqs w;
+    FreqFacts facts;
   };
   thread_local Memo memo;
   if (memo.w != nullptr && memo.d_model == d_model && memo.spacing == spacing &&
       memo.base == base) {
+    if (facts != nullptr) *facts = memo.facts;
     return memo.w;
   }
   std::vector<double> w;
@@ -53,10 +74,13 @@ SharedFreqs CachedSinusoidalFreqs(double base, int64_t d_model, int spacing) {
     w.resize(static_cast<size_t>(half));
     for (int64_t i = 0; i < half; ++i) w[static_cast<size_t>(i)] = DetExp(-static_cast<double>(i) * step);
   }
-  memo.w = std::make_shared<const std::vector<double>>(std::move(w));
+  SharedFreqs shared = std::make_shared<const std::vector<double>>(std::move(w));
+  memo.facts = FactsOf(*shared);
+  memo.w = std::move(shared);
   memo.base = base;
   memo.d_model = d_model;
   memo.spacing = spacing;
+  if (facts != nullptr) *facts = memo.facts;
   return memo.w;
 }
 
