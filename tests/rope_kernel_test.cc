@@ -243,10 +243,10 @@ HWY_NOINLINE void TestThreadCounts() {
 }
 
 // Out-of-place calls writing >= 16 MiB (kernels::kStreamingStoreBytes) use streaming stores on
-// x86 where a head's outputs are vector-aligned: the bits must equal the same call in place
+// x86 where a head's outputs are 16-byte aligned: the bits must equal the same call in place
 // (ordinary stores), for both layouts and arithmetics, full and partial rotary (the pass-through
-// copy), aligned outputs (streamed) and outputs offset by 4 and 1 floats (16-byte aligned:
-// streamed by 128-bit vectors only; unaligned: never streamed).
+// copy), aligned outputs (one streaming store per vector) and outputs offset by 4 and 1 floats
+// (16-byte aligned: one per 16-byte block, StreamBlocks; unaligned: never streamed).
 HWY_NOINLINE void TestStreamingStoresMatchInPlace() {
   ExpectDispatchedHere();
 #if !HWY_ARCH_X86

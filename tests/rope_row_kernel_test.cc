@@ -185,12 +185,14 @@ void CheckRowKernel(std::mt19937& rng, long double& max_ratio) {
         const hn::ScalableTag<std::conditional_t<kF64, double, float>> d;
         const hn::Rebind<float, decltype(d)> df;
         auto stream_buf = hwy::AllocateAligned<float>(n + 8);
-        if (StreamableHead(df, stream_buf.get(), half)) {
-          RotateHeadT<T, kF64, kInterleaved, kInverse, true>(in, row_cos, row_sin, half,
-                                                              stream_buf.get());
+        // Aligned to the vector (one store per vector) and 16 bytes past it (one per block).
+        for (size_t lead : {0, 4}) {
+          float* dst = stream_buf.get() + lead;
+          if (!StreamableHead(df, dst, half)) continue;
+          RotateHeadT<T, kF64, kInterleaved, kInverse, true>(in, row_cos, row_sin, half, dst);
           FenceStreamingStores();
-          EXPECT_EQ(std::memcmp(stream_buf.get(), out, n * sizeof(float)), 0)
-              << "streaming stores differ, half " << half;
+          EXPECT_EQ(std::memcmp(dst, out, n * sizeof(float)), 0)
+              << "streaming stores differ, half " << half << " lead " << lead;
         }
       }
     }

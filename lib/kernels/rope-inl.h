@@ -80,8 +80,9 @@ HWY_INLINE void Rotate(V x, V y, V c, V s, V& out_x, V& out_y) {
 // Non-temporal stores for the outputs of large out-of-place calls (RopeTokensT decides): the
 // output lines are written without being read into the cache first, so such a call moves two
 // streams instead of three. x86 only (hn::Stream on a partial x86 vector writes 16 bytes, and
-// other architectures are not measured), full vectors at vector-aligned addresses only
-// (StreamableHead); the values stored are the same, only the cache policy differs.
+// other architectures are not measured), full vectors of >= 16 bytes at 16-byte aligned
+// addresses only (StreamableHead, StreamBlocks); the values stored are the same, only the cache
+// policy differs.
 #undef POSENC_STREAM_STORES
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 #define POSENC_STREAM_STORES 1
@@ -89,11 +90,30 @@ HWY_INLINE void Rotate(V x, V y, V c, V s, V& out_x, V& out_y) {
 #define POSENC_STREAM_STORES 0
 #endif
 
+#if POSENC_STREAM_STORES
+// A streaming store of v at a 16-byte aligned p: one store where p is aligned to the vector,
+// else one per 16-byte block (buffers from malloc or numpy are 16-byte aligned, rarely 32 or 64).
+template <class DF>
+HWY_INLINE void StreamBlocks(hn::Vec<DF> v, DF df, float* p) {
+  if constexpr (hn::MaxLanes(df) * sizeof(float) <= 16) {
+    hn::Stream(v, df, p);
+  } else {
+    if (reinterpret_cast<uintptr_t>(p) % (hn::MaxLanes(df) * sizeof(float)) == 0) {
+      hn::Stream(v, df, p);
+      return;
+    }
+    const hn::Half<DF> dh;
+    StreamBlocks(hn::LowerHalf(dh, v), dh, p);
+    StreamBlocks(hn::UpperHalf(dh, v), dh, p + hn::MaxLanes(dh));
+  }
+}
+#endif
+
 template <bool kStream, class DF>
 HWY_INLINE void StoreOut(hn::Vec<DF> v, DF df, float* p) {
 #if POSENC_STREAM_STORES
   if constexpr (kStream) {
-    hn::Stream(v, df, p);
+    StreamBlocks(v, df, p);
     return;
   }
 #endif
@@ -101,13 +121,13 @@ HWY_INLINE void StoreOut(hn::Vec<DF> v, DF df, float* p) {
 }
 
 // Whether a head's outputs can take streaming stores: every full-vector store of the head's
-// loops (at out + k * Lanes and out + half + k * Lanes) is aligned, and the vector is a full
-// x86 register of >= 16 bytes.
+// loops (at out + k * Lanes and out + half + k * Lanes) is 16-byte aligned (StreamBlocks), no
+// element is left to the 1-lane tail, and the vector is a full x86 register of >= 16 bytes.
 template <class DF>
 HWY_INLINE bool StreamableHead(DF df, const float* out, size_t half) {
 #if POSENC_STREAM_STORES
   const size_t bytes = hn::Lanes(df) * sizeof(float);
-  return bytes >= 16 && reinterpret_cast<uintptr_t>(out) % bytes == 0 && half % hn::Lanes(df) == 0;
+  return bytes >= 16 && reinterpret_cast<uintptr_t>(out) % 16 == 0 && half % hn::Lanes(df) == 0;
 #else
   (void)df;
   (void)out;
@@ -265,8 +285,8 @@ class RotationRowScratch {
 // ones do not. kPairedStores: Store2 writes two vectors' lanes to 2 * Lanes(d) consecutive
 // elements with one store; without it two vectors are rotated and stored one after the other.
 // kStoresInput: Store returns v itself, so the half-layout step probes before it stores (GCC 12
-// then emits the f32 step as tight as a hand-written loop; probing after the stores costs two
-// reloads per 2-vector step, measured on the AVX2 loop).
+// then emits the f32 step as tight as a hand-written loop; probing after the stores cost two
+// reloads per 2-vector step, measured on the AVX2 loop when both outputs were probed).
 template <class T, bool kWide>
 struct HeadStorage {
   static_assert(!kWide || std::is_same_v<T, float>, "kF64 arithmetic: f32 heads only");
