@@ -416,6 +416,52 @@ TEST(RopeReproducibilityTest, NaNOutputsAreCanonical) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// A caller's cache may hold finite values above 1: then finite inputs can overflow both products
+// of a y output with opposite signs (y c + x s = -Inf + Inf = NaN, x86's default NaN 0xFFC00000),
+// while the x output overflows too (Inf - -Inf): the probe of the x outputs alone must still
+// send the head to canonicalisation (ProbeX in lib/kernels/rope-inl.h).
+TEST(RopeReproducibilityTest, NaNFromOverflowingCacheProductsIsCanonical) {
+  const float cos_sin[8] = {2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f};
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (RotationArithmetic a : {RotationArithmetic::kF32, RotationArithmetic::kF64})
+      for (bool out_of_place : {false, true}) {
+        std::vector<float> q(16), out(16, -7.0f);
+        for (int i = 0; i < 8; ++i) {
+          q[static_cast<size_t>(i)] = 3e38f;       // x
+          q[static_cast<size_t>(8 + i)] = -3e38f;  // y
+        }
+        CosSinCache c;
+        c.kind = CosSinCache::Kind::kPerToken;
+        c.cos = cos_sin;
+        c.sin = cos_sin;
+        RopeTensors t;
+        t.q = TensorBSHD(q.data(), 1, 1, 1, 16);
+        if (out_of_place) t.q_out = TensorBSHD(out.data(), 1, 1, 1, 16);
+        RopeParams p;
+        p.arithmetic = a;
+        p.source = CosSinSource::Cache(c);
+        ASSERT_TRUE(ApplyRope(t, p).ok());
+        const std::vector<float>& o = out_of_place ? out : q;
+        for (int i = 0; i < 16; ++i) {
+          uint32_t b;
+          std::memcpy(&b, &o[static_cast<size_t>(i)], 4);
+          if (a == RotationArithmetic::kF32 && i >= 8) {
+            // f32 products: y c = -Inf, x s = +Inf, their sum NaN.
+            EXPECT_EQ(b, 0x7FC00000u) << hwy::TargetName(target) << " element " << i;
+          } else if (i < 8) {
+            EXPECT_EQ(b, 0x7F800000u) << hwy::TargetName(target) << " element " << i;  // +Inf
+          }
+        }
+        if (a == RotationArithmetic::kF64) {
+          // Double products do not overflow: y c + x s = 0 exactly.
+          for (int i = 8; i < 16; ++i) EXPECT_EQ(o[static_cast<size_t>(i)], 0.0f);
+        }
+      }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 // A deliberately perturbed input must change the bits: the comparison above can fail.
 }  // namespace
 }  // namespace posenc

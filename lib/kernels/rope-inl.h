@@ -166,12 +166,14 @@ template <class V>
 HWY_INLINE void Probe(V& probe, V ox, V oy) {
   probe = hn::Add(probe, hn::Add(ox, oy));
 }
-// A half-layout step may probe its x outputs alone: cos and sin are finite with |c|, |s| <= 1,
-// so finite inputs give finite (or, by overflow, infinite) outputs, never NaN; and an input that
-// is NaN or infinite makes its pair's x output NaN or infinite (x*c - y*s, or x*c + y*s for the
-// inverse: NaN and infinity survive a product with a finite factor, or become NaN when it is 0,
-// and survive a sum). So the probe stays finite unless some input of the head is not finite, and
-// every NaN output has one: no NaN escapes canonicalisation.
+// A half-layout step may probe its x outputs alone, because whenever a pair's y output is NaN its
+// x output (x c - y s, or x c + y s for the inverse) is NaN or infinite, so the probe is not finite:
+// (1) a NaN or infinite operand (x, y, c or s) makes a product of x or y with c or s NaN or
+//     infinite (Inf * 0 = NaN), and so the x output, as a sum keeps them;
+// (2) with finite operands y c + x s can be NaN only if y c and x s both overflow (f32 products:
+//     a caller's cache may hold |c|, |s| > 1; kF64 products of f32 values never overflow), and
+//     then |x c| |y s| = |x s| |y c| exceeds the overflow threshold squared, so x c or y s
+//     overflows as well and the x output is infinite or NaN.
 template <class V>
 HWY_INLINE void ProbeX(V& probe, V ox) {
   probe = hn::Add(probe, ox);
