@@ -16,7 +16,9 @@ namespace parallel {
 // f32 default settings, threshold forced to 0, medians of 3 runs): 2 threads in a reused arena
 // were slower than 1 at 8, 12 and 16 tokens (16: 50.3 us against 46.6 us; 8: 21.0 against 16.2)
 // and faster from 24 tokens (960 KiB: 67.8 against 71.0 us). 1 MiB keeps every size where a
-// second thread did not pay on the calling thread; README "Performance" has the figures.
+// second thread did not pay on the calling thread; README "Performance" has the figures. On the
+// AVX-512 Xeon VM of docs/performance.md §3.10 a second thread pays from 12 tokens (table + kF32)
+// and 4 tokens (default), so 1 MiB is conservative there, never slower.
 constexpr int64_t kSerialBytes = 1024 * 1024;
 // Each task moves at least this many bytes, so scheduling stays a small fraction of the work.
 constexpr int64_t kTaskBytes = 64 * 1024;
