@@ -138,34 +138,32 @@ TEST(GuardTest, DecodeStepsAllocateNothing) {
   std::vector<float> q_out(q.size()), k_out(k.size());
   std::shared_ptr<const RopeTable> table;
   ASSERT_TRUE(RopeTable::Create(kDim, Frequencies(), 4096, &table).ok());
-  struct Step { const char* name; RopeParams params; bool out_of_place; };
-  std::vector<Step> steps;
   for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
     for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
-      for (bool use_table : {false, true}) {
-        RopeParams p;
-        p.pairs = pairs;
-        p.arithmetic = a;
-        p.positions = Positions::Offset(4000);
-        if (use_table) p.source = CosSinSource::Table(table.get());
-        steps.push_back({"rope", p, use_table});
-      }
-  for (const Step& step : steps) {
-    RopeTensors t;
-    t.q = TensorBSHD(q.data(), DType::kF32, 1, 1, kHeads, kDim);
-    t.k = TensorBSHD(k.data(), DType::kF32, 1, 1, kKvHeads, kDim);
-    if (step.out_of_place) {
-      t.q_out = TensorBSHD(q_out.data(), DType::kF32, 1, 1, kHeads, kDim);
-      t.k_out = TensorBSHD(k_out.data(), DType::kF32, 1, 1, kKvHeads, kDim);
-    }
-    ASSERT_TRUE(ApplyRope(t, step.params).ok());  // warms the frequency memo
-    const int runs = SweepAllocationFailures(
-        [&] { return ApplyRope(t, step.params); },
-        [&](const Status& st, bool failed) { ExpectGuardedStatus(st, failed, {"posenc::ApplyRope"}); });
-    EXPECT_EQ(runs, 0) << "pairs " << PairLayoutName(step.params.pairs) << ", arithmetic "
-                       << static_cast<int>(step.params.arithmetic) << ", table "
-                       << step.out_of_place;
-  }
+      for (bool use_table : {false, true})
+        for (bool out_of_place : {false, true}) {
+          RopeParams p;
+          p.pairs = pairs;
+          p.arithmetic = a;
+          p.positions = Positions::Offset(4000);
+          if (use_table) p.source = CosSinSource::Table(table.get());
+          RopeTensors t;
+          t.q = TensorBSHD(q.data(), DType::kF32, 1, 1, kHeads, kDim);
+          t.k = TensorBSHD(k.data(), DType::kF32, 1, 1, kKvHeads, kDim);
+          if (out_of_place) {
+            t.q_out = TensorBSHD(q_out.data(), DType::kF32, 1, 1, kHeads, kDim);
+            t.k_out = TensorBSHD(k_out.data(), DType::kF32, 1, 1, kKvHeads, kDim);
+          }
+          ASSERT_TRUE(ApplyRope(t, p).ok());  // warms the frequency memo
+          const int runs = SweepAllocationFailures(
+              [&] { return ApplyRope(t, p); },
+              [&](const Status& st, bool failed) {
+                ExpectGuardedStatus(st, failed, {"posenc::ApplyRope"});
+              });
+          EXPECT_EQ(runs, 0) << PairLayoutName(pairs) << ", arithmetic " << static_cast<int>(a)
+                             << (use_table ? ", table" : ", on the fly")
+                             << (out_of_place ? ", out of place" : ", in place");
+        }
   // The same for a sinusoidal decode step: one row added to x in place.
   std::vector<float> x(768, 1.0f);
   SinusoidalParams sp;

@@ -164,20 +164,11 @@ Status CheckRowsCover(const PositionRange& r, int64_t rows, int64_t seq, const c
   return Status::Ok();
 }
 
-double LargestMagnitude(const double* v, int64_t n) {
-  double m = 0.0;
-  for (int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(v[i]));
-  return m;
-}
-
 Status CheckAngle(double x, double max_freq, const std::string& argument, int64_t value,
                   const char* formula) {
-  const double angle = std::fabs(x) * max_freq;
-  if (angle > kMaxAngle) {
-    return Err(StatusCode::kOutOfRange, argument, " = ", value, ": angle ", formula, " = ", angle,
-               " exceeds 2^50, the largest angle posenc reduces");
-  }
-  return Status::Ok();
+  if (AngleWithinLimit(x, max_freq)) return Status::Ok();
+  return Err(StatusCode::kOutOfRange, argument, " = ", value, ": angle ", formula, " = ",
+             std::fabs(x) * max_freq, " exceeds 2^50, the largest angle posenc reduces");
 }
 
 Status CheckPositionAngle(const PositionRange& r, int64_t offset, double max_freq, int64_t seq,
@@ -185,9 +176,8 @@ Status CheckPositionAngle(const PositionRange& r, int64_t offset, double max_fre
   const double lo = std::fabs(static_cast<double>(r.min + offset));
   const double hi = std::fabs(static_cast<double>(r.max + offset));
   const bool at_max = hi >= lo;
-  // CheckAngle's test, first: the token's name is formatted only for a message (a decode step
-  // would otherwise pay an ostringstream on every call).
-  if (!((at_max ? hi : lo) * max_freq > kMaxAngle)) return Status::Ok();
+  // The token's name is formatted only for a message (else a decode step pays an ostringstream).
+  if (AngleWithinLimit(at_max ? hi : lo, max_freq)) return Status::Ok();
   return CheckAngle(at_max ? hi : lo, max_freq,
                     "positions" + TokenName(at_max ? r.max_token : r.min_token, seq),
                     at_max ? r.max : r.min, formula);

@@ -3,6 +3,7 @@
 #ifndef POSENC_LIB_API_POSITIONS_H_
 #define POSENC_LIB_API_POSITIONS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,8 +18,11 @@ namespace api {
 // kOutOfRange rather than return meaningless values.
 constexpr double kMaxAngle = 1125899906842624.0;
 
-// The largest |v[i]|, i < n (the frequency that turns a position into the largest angle).
-double LargestMagnitude(const double* v, int64_t n);
+// Whether |x| * max_freq is an angle posenc reduces (<= kMaxAngle; a NaN product passes, as
+// before: NaN frequencies are rejected by the frequency checks).
+inline bool AngleWithinLimit(double x, double max_freq) {
+  return !(std::fabs(x) * max_freq > kMaxAngle);
+}
 
 // The one angle-limit check of every entry: kOutOfRange unless |x| * max_freq <= kMaxAngle, as
 // "<argument> = <value>: angle <formula> = <|x| * max_freq> exceeds 2^50, the largest angle

@@ -168,13 +168,14 @@ Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim, CheckedFre
       return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
                  ": must be rotary_dim / 2 = ", half);
     }
-    for (int64_t i = 0; i < half; ++i) {
-      if (!std::isfinite(freqs.inv_freq[i])) {
-        return Err(StatusCode::kInvalidArgument, "freqs.inv_freq[", i, "] = ", freqs.inv_freq[i],
-                   ": must be finite");
-      }
+    const freqs::FreqFacts facts = freqs::FactsOf(freqs.inv_freq, half);
+    if (const int64_t i = facts.first_nonfinite; i < half) {
+      return Err(StatusCode::kInvalidArgument, "freqs.inv_freq[", i, "] = ", freqs.inv_freq[i],
+                 ": must be finite");
     }
     out->inv_freq = freqs.inv_freq;
+    out->max_freq = facts.max_abs;
+    return Status::Ok();
   } else {
     if (freqs.inv_freq_len != 0) {
       return Err(StatusCode::kInvalidArgument, "freqs.inv_freq_len = ", freqs.inv_freq_len,
@@ -192,9 +193,7 @@ Status CheckFrequencies(const Frequencies& freqs, int64_t rotary_dim, CheckedFre
                  "] = base^(-2i/rotary_dim) = ", out->inv_freq[i], " is not finite");
     }
     out->max_freq = facts.max_abs;  // found once when the memo was filled
-    return Status::Ok();
   }
-  out->max_freq = LargestMagnitude(out->inv_freq, half);
   return Status::Ok();
 }
 

@@ -16,20 +16,18 @@ std::vector<double> DefaultInvFreq(double base, int64_t rotary_dim) {
   return inv;
 }
 
-namespace {
-FreqFacts FactsOf(const std::vector<double>& v) {
+FreqFacts FactsOf(const double* v, int64_t n) {
   FreqFacts f;
-  f.first_nonfinite = static_cast<int64_t>(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
+  f.first_nonfinite = n;
+  for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(v[i])) {
-      f.first_nonfinite = static_cast<int64_t>(i);
+      f.first_nonfinite = i;
       break;
     }
     f.max_abs = std::max(f.max_abs, std::fabs(v[i]));
   }
   return f;
 }
-}  // namespace
 
 SharedFreqs CachedDefaultInvFreq(double base, int64_t rotary_dim, FreqFacts* facts) {
   struct Memo {
@@ -42,7 +40,7 @@ SharedFreqs CachedDefaultInvFreq(double base, int64_t rotary_dim, FreqFacts* fac
   if (memo.inv == nullptr || memo.rotary_dim != rotary_dim || !(memo.base == base)) {
     // Built before the memo changes, so the memo is consistent even if allocation throws.
     SharedFreqs inv = std::make_shared<const std::vector<double>>(DefaultInvFreq(base, rotary_dim));
-    memo.facts = FactsOf(*inv);
+    memo.facts = FactsOf(inv->data(), static_cast<int64_t>(inv->size()));
     memo.inv = std::move(inv);
     memo.base = base;
     memo.rotary_dim = rotary_dim;
@@ -75,7 +73,7 @@ SharedFreqs CachedSinusoidalFreqs(double base, int64_t d_model, int spacing, Fre
     for (int64_t i = 0; i < half; ++i) w[static_cast<size_t>(i)] = DetExp(-static_cast<double>(i) * step);
   }
   SharedFreqs shared = std::make_shared<const std::vector<double>>(std::move(w));
-  memo.facts = FactsOf(*shared);
+  memo.facts = FactsOf(shared->data(), static_cast<int64_t>(shared->size()));
   memo.w = std::move(shared);
   memo.base = base;
   memo.d_model = d_model;

@@ -23,6 +23,8 @@ struct FreqFacts {
   int64_t first_nonfinite = 0;
   double max_abs = 0.0;
 };
+// The facts of v[0..n): every frequency check's one scan (memoised vectors and caller arrays).
+FreqFacts FactsOf(const double* v, int64_t n);
 
 // The same vector, memoised per thread for the last (base, rotary_dim), with its facts in
 // *facts when facts is not null: a decode step then pays no pow() calls and no scan. The memo shares the vector with the caller instead of lending a pointer into
