@@ -74,13 +74,14 @@ inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq)
 }
 
 // Out-of-place calls that write at least this many bytes store their f32 outputs with streaming
-// (non-temporal) stores where a head's outputs are 16-byte aligned (x86 targets): such outputs
-// cannot stay in this machine's caches for the next kernel anyway (32 MiB L3 shared, 512 KiB L2
-// per core), and skipping the read-for-ownership of each output line saves a third of the
-// memory traffic. Smaller outputs keep ordinary stores: the consumer (attention) reads them from
-// the cache. Measured on a 2-core AMD EPYC (Zen 3): docs/performance.md §3.3 (and §3.10: still
-// faster than a memcpy of the same bytes on a Xeon whose 480 MiB L3 holds such outputs).
-constexpr int64_t kStreamingStoreBytes = 16 << 20;
+// (non-temporal) stores where a head's outputs are 16-byte aligned (x86 targets). Such a call's
+// inputs plus outputs (>= 14 MiB) no longer stay in a shared 32 MiB L3 from one call to the next,
+// so ordinary stores pay a read-for-ownership of each output line from DRAM; streaming skips it.
+// Smaller outputs keep ordinary stores: they stay in the cache for the next kernel (attention).
+// Chosen from a sweep on a 2-core AMD EPYC (Zen 4, 32 MiB L3; docs/performance.md §3.11):
+// ordinary stores were 18 % faster at 6.25 MiB of outputs, streaming 24 % faster at 7.5 MiB
+// and 2.5x at 10 MiB (a 512-token Llama-3-8B prefill chunk).
+constexpr int64_t kStreamingStoreBytes = 7 << 20;
 
 // Whether the call writes its outputs out of place and at least kStreamingStoreBytes of them.
 inline bool StreamsOutputs(const RopePlan& plan) {
