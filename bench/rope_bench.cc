@@ -221,8 +221,9 @@ void RegisterRopeBenchmarks(bool quick) {
                 DType::kF32, 2},
                quick);
     }
-    // Out of place (q_out / k_out), next to the memcpy row of the same bytes.
-    for (int64_t tokens : {512, 4096}) {
+    // Out of place (q_out / k_out), next to the memcpy row of the same bytes: 256 tokens (5 MiB
+    // of outputs) store normally, 512 and 4096 stream (kernels::kStreamingStoreBytes, 7 MiB).
+    for (int64_t tokens : {256, 512, 4096}) {
       Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 1, RotationArithmetic::kF64,
                 DType::kF32, 0, true},
                quick);
@@ -230,7 +231,8 @@ void RegisterRopeBenchmarks(bool quick) {
                 DType::kF32, 0, true},
                quick);
     }
-    Register({m, 512, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
+    for (int64_t tokens : {256, 512})
+      Register({m, tokens, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
     // Interleaved pairs (GPT-J / NeoX-style checkpoints) on the same shape.
     for (int64_t tokens : {1, 512, 4096})
       for (Source s : {Source::kOnTheFly, Source::kTable}) {
