@@ -13,6 +13,7 @@
 #include "hwy/aligned_allocator.h"
 #include "bench/bench_common.h"
 #include "bench/model_shapes.h"
+#include "lib/core/rope_plan.h"
 #include "posenc/half.h"
 #include "posenc/rope.h"
 #include "posenc/targets.h"
@@ -222,7 +223,11 @@ void RegisterRopeBenchmarks(bool quick) {
                quick);
     }
     // Out of place (q_out / k_out), next to the memcpy row of the same bytes: 256 tokens (5 MiB
-    // of outputs) store normally, 512 and 4096 stream (kernels::kStreamingStoreBytes, 7 MiB).
+    // of outputs) store normally, 512 and 4096 stream (kernels::kStreamingStoreBytes).
+    constexpr int64_t kLlama3TokenBytes = (32 + 8) * 128 * 4;  // q + k outputs of one token
+    static_assert(256 * kLlama3TokenBytes < kernels::kStreamingStoreBytes &&
+                      kernels::kStreamingStoreBytes <= 512 * kLlama3TokenBytes,
+                  "the 256- and 512-token rows must sit on either side of the threshold");
     for (int64_t tokens : {256, 512, 4096}) {
       Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 1, RotationArithmetic::kF64,
                 DType::kF32, 0, true},

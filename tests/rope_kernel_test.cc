@@ -253,9 +253,9 @@ HWY_NOINLINE void TestStreamingStoresMatchInPlace() {
 #if !HWY_ARCH_X86
   GTEST_SKIP() << "streaming stores are x86-only (and 7 MiB calls are slow under QEMU)";
 #endif
-  const int64_t heads = 8, head_dim = 128;  // q alone: exactly the threshold's bytes of output
+  constexpr int64_t heads = 8, head_dim = 128;  // q alone: exactly the threshold's bytes of output
+  static_assert(kernels::kStreamingStoreBytes % (heads * head_dim * 4) == 0, "whole tokens");
   const int64_t tokens = kernels::kStreamingStoreBytes / (heads * head_dim * 4);
-  static_assert(kernels::kStreamingStoreBytes % (8 * 128 * 4) == 0, "whole tokens");
   const size_t n = static_cast<size_t>(tokens * heads * head_dim);
   auto in = hwy::AllocateAligned<float>(n + 64);
   auto out = hwy::AllocateAligned<float>(n + 64);

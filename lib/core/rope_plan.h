@@ -79,8 +79,8 @@ inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq)
 // so ordinary stores pay a read-for-ownership of each output line from DRAM; streaming skips it.
 // Smaller outputs keep ordinary stores: they stay in the cache for the next kernel (attention).
 // Chosen from a sweep on a 2-core AMD EPYC (Zen 4, 32 MiB L3; docs/performance.md §3.11):
-// ordinary stores were 18 % faster at 6.25 MiB of outputs, streaming 24 % faster at 7.5 MiB
-// and 2.5x at 10 MiB (a 512-token Llama-3-8B prefill chunk). The quick benchmark suite's
+// streaming took 1.18x the time of ordinary stores at 6.25 MiB of outputs, 0.81x at 7.5 MiB
+// and 0.42x at 10 MiB (a 512-token Llama-3-8B prefill chunk). The quick benchmark suite's
 // out-of-place rows at 256 and 512 Llama-3-8B tokens (5 and 10 MiB) sit on either side.
 constexpr int64_t kStreamingStoreBytes = 7 << 20;
 
