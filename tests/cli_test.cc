@@ -47,11 +47,16 @@ TEST(CliTest, InfoListsTargets) {
 }
 
 TEST(CliTest, MaxTargetEnvironmentCapsAndRejectsUnknownNames) {
-  Result r = RunCli("info", "POSENC_MAX_TARGET=SSE4");
-  EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("chosen target:     SSE4"), std::string::npos) << r.output;
+  const std::vector<std::string> compiled = CompiledTargets();  // best first
+  Result r;
+  // SSE4 is left out of a build with POSENC_HWY_DISABLED_TARGETS (the sanitizer stage).
+  if (std::find(compiled.begin(), compiled.end(), "SSE4") != compiled.end()) {
+    r = RunCli("info", "POSENC_MAX_TARGET=SSE4");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("chosen target:     SSE4"), std::string::npos) << r.output;
+  }
   r = RunCli("info", "POSENC_MAX_TARGET=SCALAR");  // the least capable compiled target:
-  const std::vector<std::string> compiled = CompiledTargets();  // SCALAR (g++) or EMU128 (clang)
+  // SCALAR (g++) or EMU128 (clang)
   EXPECT_NE(r.output.find("chosen target:     " + compiled.back()), std::string::npos) << r.output;
   r = RunCli("info", "POSENC_MAX_TARGET=AVX9");
   EXPECT_EQ(r.code, 2) << r.output;

@@ -27,20 +27,19 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 echo "test.sh: release build + tests took $(( $(date +%s) - start )) s"
 
 # The sanitizer stage builds with clang 14, so the whole suite (reproducibility and hash tests
-# included) also runs with clang's EMU128 fallback target; the fuzz targets share this build.
+# included) also runs with clang's EMU128 fallback target; the fuzz targets share this build
+# (its targets and flags: tools/configure_sanitizers.sh).
 start=$(date +%s)
-CC=clang CXX=clang++ cmake -S . -B build/clang-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON -DPOSENC_BUILD_BENCH=OFF \
-  -DPOSENC_WERROR=ON "${shared[@]}"
+bash tools/configure_sanitizers.sh build/clang-asan "${shared[@]}"
 cmake --build build/clang-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/clang-asan --output-on-failure -j"$jobs" -E '^consumer_test$'
 echo "test.sh: clang ASan+UBSan build + tests took $(( $(date +%s) - start )) s"
 
-# Each fuzz target for POSENC_FUZZ_SECONDS (default 45) from its committed seeds.
+# Each fuzz target for POSENC_FUZZ_SECONDS (default 45) from its committed seeds, one per core.
 start=$(date +%s)
 bash tools/fuzz.sh build/clang-asan
-echo "test.sh: fuzzing (4 targets) took $(( $(date +%s) - start )) s"
+echo "test.sh: fuzzing (4 targets, one per core) took $(( $(date +%s) - start )) s"
 
 if [ "${POSENC_SKIP_CROSS:-0}" != 1 ]; then
   start=$(date +%s)
