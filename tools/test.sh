@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: a Release build with g++ (library, CLI, benchmarks, all
 # tests on every SIMD target this CPU runs), the tests again built with clang under
-# AddressSanitizer + UndefinedBehaviorSanitizer (clang's fallback target is EMU128, g++'s SCALAR),
+# AddressSanitizer + UndefinedBehaviorSanitizer on AVX2 and clang's fallback EMU128 only (g++'s is
+# SCALAR; tools/configure_sanitizers.sh),
 # each libFuzzer target for a bounded time (tools/fuzz.sh; POSENC_FUZZ_SECONDS, default 45), the
 # aarch64 suite under QEMU (NEON, SVE at 128/256/512/2048 bits, SVE2; tools/cross_test.sh), the
 # whole suite again as a clang 14 shared-library build (BUILD_SHARED_LIBS=ON: the tests of the
@@ -32,7 +33,8 @@ echo "test.sh: release build + tests took $(( $(date +%s) - start )) s"
 start=$(date +%s)
 bash tools/configure_sanitizers.sh build/clang-asan "${shared[@]}"
 cmake --build build/clang-asan -j"$jobs"
-# Its compile time rests on the reduced target set: fail if the mask stopped reaching Highway.
+# Its compile time rests on the reduced target set: fail if the mask stopped reaching Highway
+# (the names here are those of the mask in tools/configure_sanitizers.sh: change both together).
 asan_targets=$(build/clang-asan/tools/posenc info | sed -n 's/^compiled targets: *//p')
 if [ "$asan_targets" != "AVX2 EMU128" ]; then
   echo "test.sh: the sanitizer build should compile AVX2 and EMU128 only, not: $asan_targets"
