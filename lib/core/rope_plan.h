@@ -84,15 +84,22 @@ inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq)
 // out-of-place rows at 256 and 512 Llama-3-8B tokens (5 and 10 MiB) sit on either side.
 constexpr int64_t kStreamingStoreBytes = 7 << 20;
 
-// Whether the call writes its outputs out of place and at least kStreamingStoreBytes of them.
-inline bool StreamsOutputs(const RopePlan& plan) {
+// The bytes of the heads of q and k the call reads (out of place it writes as many).
+inline int64_t HeadBytes(const RopePlan& plan) {
   int64_t bytes = 0;
   for (int i = 0; i < plan.num_io; ++i) {
-    if (plan.io[i].in == plan.io[i].out) return false;
     bytes += plan.tokens() * plan.io[i].heads * plan.head_dim *
              static_cast<int64_t>(plan.dtype == DType::kF32 ? 4 : 2);
   }
-  return bytes >= kStreamingStoreBytes;
+  return bytes;
+}
+
+// Whether the call writes its outputs out of place and at least kStreamingStoreBytes of them.
+inline bool StreamsOutputs(const RopePlan& plan) {
+  for (int i = 0; i < plan.num_io; ++i) {
+    if (plan.io[i].in == plan.io[i].out) return false;
+  }
+  return HeadBytes(plan) >= kStreamingStoreBytes;
 }
 
 }  // namespace kernels

@@ -361,9 +361,14 @@ struct HalfSteps {
   static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT cos,
                              const hn::TFromD<D>* HWY_RESTRICT sin, size_t half, T* out,
                              hn::Vec<hn::Rebind<float, D>>& probe) {
+    OneWith<kStreamThis>(d, in, hn::LoadU(d, cos), hn::LoadU(d, sin), half, out, probe);
+  }
+  // One with the row's cos and sin vectors already loaded (RegisterRowChunk).
+  template <bool kStreamThis = kStream, class T, class D>
+  static HWY_INLINE void OneWith(D d, const T* in, hn::Vec<D> c, hn::Vec<D> s, size_t half, T* out,
+                                 hn::Vec<hn::Rebind<float, D>>& probe) {
     hn::Vec<D> ox, oy;
-    Rotate<kInverse>(IO::Load(d, in), IO::Load(d, in + half), hn::LoadU(d, cos), hn::LoadU(d, sin),
-                     ox, oy);
+    Rotate<kInverse>(IO::Load(d, in), IO::Load(d, in + half), c, s, ox, oy);
     // The probe reads the x outputs only (ProbeX): one add per step instead of two.
     if constexpr (IO::kStoresInput) {
       if constexpr (IO::kProbe) ProbeX(probe, ox);
@@ -407,12 +412,22 @@ struct HalfSteps {
 // (elements j, j + 1) on 1-lane vectors, the partner loaded, not swapped. `half` is unused.
 template <class IO, bool kStream>
 struct PairSteps {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> RotatedWith(D d, hn::Vec<D> v, hn::Vec<D> pair_c, hn::Vec<D> pair_s) {
+    return hn::Add(hn::Mul(v, pair_c), hn::Mul(hn::Reverse2(d, v), pair_s));
+  }
   template <class T, class D>
   static HWY_INLINE hn::Vec<D> Rotated(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
                                        const hn::TFromD<D>* HWY_RESTRICT pair_sin) {
-    const auto v = IO::Load(d, in);
-    return hn::Add(hn::Mul(v, hn::LoadU(d, pair_cos)),
-                   hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, pair_sin)));
+    return RotatedWith(d, IO::Load(d, in), hn::LoadU(d, pair_cos), hn::LoadU(d, pair_sin));
+  }
+  // One with the pair rows' vectors already loaded (RegisterRowChunk).
+  template <bool kStreamThis = kStream, class T, class D>
+  static HWY_INLINE void OneWith(D d, const T* in, hn::Vec<D> pair_c, hn::Vec<D> pair_s, size_t,
+                                 T* out, hn::Vec<hn::Rebind<float, D>>& probe) {
+    const auto f =
+        IO::template Store<kStreamThis>(d, RotatedWith(d, IO::Load(d, in), pair_c, pair_s), out);
+    if constexpr (IO::kProbe) probe = hn::Add(probe, f);
   }
   template <class T, class D>
   static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
@@ -474,6 +489,156 @@ HWY_INLINE bool HeadLoop(D d, D1 d1, size_t n, size_t tail_step, const T* in,
   }
   for (; j < n; j += tail_step) Steps::Tail(d1, in + j, cos + j, sin + j, half, out + j, pt);
   return ProbeFinite(df, hn::Add(p0, p1)) && ProbeFinite(df1, pt);
+}
+
+// The lanes of the f32 probes of heads whose arithmetic lanes are R (RowOf).
+template <class R>
+using HeadProbeTag = hn::Rebind<float, hn::ScalableTag<R>>;
+
+// Register-resident rows. Every head of a token reads the same row, so where a head's rotated
+// elements are a whole number V of full vectors (half layout: V = half / Lanes pairs; interleaved:
+// V = 2 * half / Lanes elements of the pair rows), the row's V cos and V sin vectors are loaded
+// once and stay in registers while every head of the token is rotated, so each vector of outputs
+// costs the loads of its inputs only (half layout: two instead of four). Where V exceeds
+// kMaxRegisterRowVectors, small calls (`chunks`: the caller's decision, RopeTokensT) take the row
+// in chunks of K vectors (K the largest divisor of V in [2, kMaxRegisterRowVectors]), each chunk
+// over every head in turn; on data that no longer sit in L1/L2 that order was 4-29 % slower than
+// the plain head loop (AVX2, 512 Llama-3-8B tokens), so larger calls take the plain loop.
+// The arithmetic is the steps' OneWith, the same operations on the same values as the loop
+// skeleton's (HalfSteps::One, PairSteps::One), so the bits are those of RotateHeadT.
+// Measured in docs/performance.md section 3.13.
+// kMaxRegisterRowVectors leaves registers for the work (2 V row vectors: 16 of the 32 on AVX3, 8
+// of 16 or 32 on the other x86 targets, EMU128 and NEON); 0 (never) on SCALAR (1 lane) and the
+// SVE targets, whose sizeless vector types cannot form arrays.
+#undef POSENC_REGISTER_ROW_VECTORS
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define POSENC_REGISTER_ROW_VECTORS 8
+#elif (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON || \
+    HWY_TARGET == HWY_EMU128
+#define POSENC_REGISTER_ROW_VECTORS 4
+#else
+#define POSENC_REGISTER_ROW_VECTORS 0
+#endif
+inline constexpr size_t kMaxRegisterRowVectors = POSENC_REGISTER_ROW_VECTORS;
+// Calls whose q and k heads hold at most this many bytes (kernels::HeadBytes) may take rows in
+// chunks: the 16-token Llama-3-8B rows (640 KB) gained 6-16 % on AVX2, the 512-token ones (20 MiB)
+// lost 4-29 % (docs/performance.md section 3.13); 1 MiB lies between, not swept, and is also the
+// size below which calls run serially (lib/parallel/split.h).
+inline constexpr int64_t kChunkedRegisterRowsMaxBytes = int64_t{1} << 20;
+
+// The vectors of the row RegisterRowTokenHeads keeps in registers at once for V vectors per head:
+// V itself up to kMaxRegisterRowVectors, else (with `chunks`) the chunk size K; 0 if it declines.
+inline size_t RegisterRowChunkVectors(size_t V, bool chunks) {
+  if (V <= kMaxRegisterRowVectors) return V;
+  if (!chunks) return 0;
+  for (size_t K = kMaxRegisterRowVectors; K >= 2; --K) {
+    if (V % K == 0) return K;
+  }
+  return 0;
+}
+
+#if POSENC_REGISTER_ROW_VECTORS
+// The first `elements` (a multiple of K * Lanes(d)) of every head (half layout: pairs;
+// interleaved: elements of the pair rows cos / sin) of `heads` f32 heads at in + h * in_stride,
+// out + h * out_stride, K vectors of the row at a time: each chunk's K cos and K sin vectors are
+// loaded once for all heads. Outputs are added into p0, p1 (not canonicalised here). Returns
+// whether a streaming store was issued (stream: for the heads where StreamableHead holds).
+template <size_t K, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE bool RegisterRowChunks(const RowOf<float, kF64>* HWY_RESTRICT cos,
+                                  const RowOf<float, kF64>* HWY_RESTRICT sin, size_t half,
+                                  size_t elements, const float* in, int64_t in_stride, float* out,
+                                  int64_t out_stride, int64_t heads, bool stream,
+                                  hn::Vec<HeadProbeTag<RowOf<float, kF64>>>& p0,
+                                  hn::Vec<HeadProbeTag<RowOf<float, kF64>>>& p1) {
+  static_assert(K >= 1 && K <= kMaxRegisterRowVectors, "row vectors must fit the registers");
+  using IO = HeadStorage<float, kF64>;
+  using Steps =
+      std::conditional_t<kInterleaved, PairSteps<IO, false>, HalfSteps<IO, kInverse, false>>;
+  const hn::ScalableTag<RowOf<float, kF64>> d;
+  const HeadProbeTag<RowOf<float, kF64>> df;
+  const size_t N = hn::Lanes(d);
+  bool streamed = false;
+  for (size_t first = 0; first < elements; first += K * N) {
+    hn::Vec<decltype(d)> c[K], s[K];
+    for (size_t k = 0; k < K; ++k) {
+      c[k] = hn::LoadU(d, cos + first + k * N);
+      s[k] = hn::LoadU(d, sin + first + k * N);
+    }
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* hi = in + h * in_stride + first;
+      float* ho = out + h * out_stride + first;
+      if (stream && StreamableHead(df, out + h * out_stride, kInterleaved ? 0 : half)) {
+        streamed = true;
+        HWY_UNROLL(8)
+        for (size_t k = 0; k < K; ++k) {
+          Steps::template OneWith<true>(d, hi + k * N, c[k], s[k], half, ho + k * N,
+                                        k % 2 ? p1 : p0);
+        }
+      } else {
+        HWY_UNROLL(8)
+        for (size_t k = 0; k < K; ++k) {
+          Steps::template OneWith<false>(d, hi + k * N, c[k], s[k], half, ho + k * N,
+                                         k % 2 ? p1 : p0);
+        }
+      }
+    }
+  }
+  return streamed;
+}
+#endif  // POSENC_REGISTER_ROW_VECTORS
+
+// RotateHeadT for each of `heads` f32 heads of one token and tensor (head h at in + h * in_stride,
+// out + h * out_stride; `in` == `out` in place, else no overlap; cos / sin: RotationRows's rows)
+// with register-resident rows, the NaN check once for all heads; the head_dim tail past 2 * half
+// is not touched. Returns false, having done nothing, where RegisterRowChunkVectors declines.
+// chunks: whether a row of more than kMaxRegisterRowVectors vectors may be taken in chunks.
+// stream: streaming stores for the heads where StreamableHead holds, as RotateHeadT<..., kStream>
+// would; `streamed` becomes true if one was issued.
+template <bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE bool RegisterRowTokenHeads(const RowOf<float, kF64>* HWY_RESTRICT cos,
+                                      const RowOf<float, kF64>* HWY_RESTRICT sin, size_t half,
+                                      const float* in, int64_t in_stride, float* out,
+                                      int64_t out_stride, int64_t heads, bool chunks,
+                                      bool stream, bool& streamed) {
+#if !POSENC_REGISTER_ROW_VECTORS
+  (void)cos, (void)sin, (void)half, (void)in, (void)in_stride, (void)out, (void)out_stride;
+  (void)heads, (void)chunks, (void)stream, (void)streamed;
+  return false;
+#else
+  const size_t N = hn::Lanes(hn::ScalableTag<RowOf<float, kF64>>());
+  const size_t elements = kInterleaved ? 2 * half : half;  // of the row, per head
+  if (elements % N != 0) return false;
+  const size_t K = RegisterRowChunkVectors(elements / N, chunks);
+  if (K == 0) return false;
+  auto p0 = hn::Zero(HeadProbeTag<RowOf<float, kF64>>()), p1 = p0;
+  bool s = false;
+  switch (K) {
+#define POSENC_REGISTER_ROW_CASE(KK)                                                           \
+  case KK:                                                                                     \
+    if constexpr (KK <= kMaxRegisterRowVectors) {                                              \
+      s = RegisterRowChunks<KK, kF64, kInterleaved, kInverse>(cos, sin, half, elements, in,    \
+                                                              in_stride, out, out_stride, heads, \
+                                                              stream, p0, p1);                  \
+    }                                                                                          \
+    break;
+    POSENC_REGISTER_ROW_CASE(1)
+    POSENC_REGISTER_ROW_CASE(2)
+    POSENC_REGISTER_ROW_CASE(3)
+    POSENC_REGISTER_ROW_CASE(4)
+    POSENC_REGISTER_ROW_CASE(5)
+    POSENC_REGISTER_ROW_CASE(6)
+    POSENC_REGISTER_ROW_CASE(7)
+    POSENC_REGISTER_ROW_CASE(8)
+#undef POSENC_REGISTER_ROW_CASE
+    default:
+      return false;
+  }
+  if (!ProbeFinite(HeadProbeTag<RowOf<float, kF64>>(), hn::Add(p0, p1))) {
+    for (int64_t h = 0; h < heads; ++h) CanonicalizeStoredNaNs(out + h * out_stride, 2 * half);
+  }
+  streamed = streamed || s;
+  return true;
+#endif
 }
 
 // Rotates the first 2 * half elements of one head of storage type T. `in` may equal `out` (in
