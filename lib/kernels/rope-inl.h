@@ -391,18 +391,27 @@ struct HalfSteps {
                              const hn::TFromD<D>* HWY_RESTRICT sin, size_t half, T* out,
                              hn::Vec<hn::Rebind<float, D>>& p0, hn::Vec<hn::Rebind<float, D>>& p1) {
     const size_t N = hn::Lanes(d);
+    TwoWith(d, in, hn::LoadU(d, cos), hn::LoadU(d, sin), hn::LoadU(d, cos + N),
+            hn::LoadU(d, sin + N), half, out, p0, p1);
+  }
+  // Two with the row's vectors already loaded (c0, s0 for the first Lanes(d) pairs, c1, s1 for
+  // the next; RegisterRowChunks).
+  template <bool kStreamThis = kStream, class T, class D>
+  static HWY_INLINE void TwoWith(D d, const T* in, hn::Vec<D> c0, hn::Vec<D> s0, hn::Vec<D> c1,
+                                 hn::Vec<D> s1, size_t half, T* out,
+                                 hn::Vec<hn::Rebind<float, D>>& p0,
+                                 hn::Vec<hn::Rebind<float, D>>& p1) {
+    const size_t N = hn::Lanes(d);
     if constexpr (IO::kPairedStores) {
       static_assert(!IO::kProbe, "paired stores feed no probe");
       hn::Vec<D> ox0, oy0, ox1, oy1;
-      Rotate<kInverse>(IO::Load(d, in), IO::Load(d, in + half), hn::LoadU(d, cos),
-                       hn::LoadU(d, sin), ox0, oy0);
-      Rotate<kInverse>(IO::Load(d, in + N), IO::Load(d, in + half + N), hn::LoadU(d, cos + N),
-                       hn::LoadU(d, sin + N), ox1, oy1);
-      IO::template Store2<kStream>(d, ox0, ox1, out);
-      IO::template Store2<kStream>(d, oy0, oy1, out + half);
+      Rotate<kInverse>(IO::Load(d, in), IO::Load(d, in + half), c0, s0, ox0, oy0);
+      Rotate<kInverse>(IO::Load(d, in + N), IO::Load(d, in + half + N), c1, s1, ox1, oy1);
+      IO::template Store2<kStreamThis>(d, ox0, ox1, out);
+      IO::template Store2<kStreamThis>(d, oy0, oy1, out + half);
     } else {
-      One(d, in, cos, sin, half, out, p0);
-      One(d, in + N, cos + N, sin + N, half, out + N, p1);
+      OneWith<kStreamThis>(d, in, c0, s0, half, out, p0);
+      OneWith<kStreamThis>(d, in + N, c1, s1, half, out + N, p1);
     }
   }
 };
@@ -416,11 +425,6 @@ struct PairSteps {
   static HWY_INLINE hn::Vec<D> RotatedWith(D d, hn::Vec<D> v, hn::Vec<D> pair_c, hn::Vec<D> pair_s) {
     return hn::Add(hn::Mul(v, pair_c), hn::Mul(hn::Reverse2(d, v), pair_s));
   }
-  template <class T, class D>
-  static HWY_INLINE hn::Vec<D> Rotated(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
-                                       const hn::TFromD<D>* HWY_RESTRICT pair_sin) {
-    return RotatedWith(d, IO::Load(d, in), hn::LoadU(d, pair_cos), hn::LoadU(d, pair_sin));
-  }
   // One with the pair rows' vectors already loaded (RegisterRowChunk).
   template <bool kStreamThis = kStream, class T, class D>
   static HWY_INLINE void OneWith(D d, const T* in, hn::Vec<D> pair_c, hn::Vec<D> pair_s, size_t,
@@ -431,24 +435,33 @@ struct PairSteps {
   }
   template <class T, class D>
   static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
-                             const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t, T* out,
+                             const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t half, T* out,
                              hn::Vec<hn::Rebind<float, D>>& probe) {
-    const auto f = IO::template Store<kStream>(d, Rotated(d, in, pair_cos, pair_sin), out);
-    if constexpr (IO::kProbe) probe = hn::Add(probe, f);
+    OneWith(d, in, hn::LoadU(d, pair_cos), hn::LoadU(d, pair_sin), half, out, probe);
   }
   template <class T, class D>
   static HWY_INLINE void Two(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
                              const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t half, T* out,
                              hn::Vec<hn::Rebind<float, D>>& p0, hn::Vec<hn::Rebind<float, D>>& p1) {
     const size_t N = hn::Lanes(d);
+    TwoWith(d, in, hn::LoadU(d, pair_cos), hn::LoadU(d, pair_sin), hn::LoadU(d, pair_cos + N),
+            hn::LoadU(d, pair_sin + N), half, out, p0, p1);
+  }
+  // Two with the pair rows' vectors already loaded (RegisterRowChunks).
+  template <bool kStreamThis = kStream, class T, class D>
+  static HWY_INLINE void TwoWith(D d, const T* in, hn::Vec<D> c0, hn::Vec<D> s0, hn::Vec<D> c1,
+                                 hn::Vec<D> s1, size_t half, T* out,
+                                 hn::Vec<hn::Rebind<float, D>>& p0,
+                                 hn::Vec<hn::Rebind<float, D>>& p1) {
+    const size_t N = hn::Lanes(d);
     if constexpr (IO::kPairedStores) {
       static_assert(!IO::kProbe, "paired stores feed no probe");
-      const auto o0 = Rotated(d, in, pair_cos, pair_sin);
-      const auto o1 = Rotated(d, in + N, pair_cos + N, pair_sin + N);
-      IO::template Store2<kStream>(d, o0, o1, out);
+      const auto o0 = RotatedWith(d, IO::Load(d, in), c0, s0);
+      const auto o1 = RotatedWith(d, IO::Load(d, in + N), c1, s1);
+      IO::template Store2<kStreamThis>(d, o0, o1, out);
     } else {
-      One(d, in, pair_cos, pair_sin, half, out, p0);
-      One(d, in + N, pair_cos + N, pair_sin + N, half, out + N, p1);
+      OneWith<kStreamThis>(d, in, c0, s0, half, out, p0);
+      OneWith<kStreamThis>(d, in + N, c1, s1, half, out + N, p1);
     }
   }
   template <class T, class D1>
@@ -539,23 +552,26 @@ inline size_t RegisterRowChunkVectors(size_t V, bool chunks) {
 
 #if POSENC_REGISTER_ROW_VECTORS
 // The first `elements` (a multiple of K * Lanes(d)) of every head (half layout: pairs;
-// interleaved: elements of the pair rows cos / sin) of `heads` f32 heads at in + h * in_stride,
-// out + h * out_stride, K vectors of the row at a time: each chunk's K cos and K sin vectors are
-// loaded once for all heads. Outputs are added into p0, p1 (not canonicalised here). Returns
-// whether a streaming store was issued (stream: for the heads where StreamableHead holds).
-template <size_t K, bool kF64, bool kInterleaved, bool kInverse>
-HWY_INLINE bool RegisterRowChunks(const RowOf<float, kF64>* HWY_RESTRICT cos,
-                                  const RowOf<float, kF64>* HWY_RESTRICT sin, size_t half,
-                                  size_t elements, const float* in, int64_t in_stride, float* out,
+// interleaved: elements of the pair rows cos / sin) of `heads` heads of storage type T at
+// in + h * in_stride, out + h * out_stride, K vectors of the row at a time: each chunk's K cos and
+// K sin vectors are loaded once for all heads. The steps go two vectors at a time (TwoWith: the
+// paired bf16 stores) as the loop skeleton's do. Outputs are added into p0, p1 (not
+// canonicalised here). Returns whether a streaming store was issued (stream, f32 only: for the
+// heads where StreamableHead holds).
+template <class T, size_t K, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
+                                  const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
+                                  size_t elements, const T* in, int64_t in_stride, T* out,
                                   int64_t out_stride, int64_t heads, bool stream,
-                                  hn::Vec<HeadProbeTag<RowOf<float, kF64>>>& p0,
-                                  hn::Vec<HeadProbeTag<RowOf<float, kF64>>>& p1) {
+                                  hn::Vec<HeadProbeTag<RowOf<T, kF64>>>& p0,
+                                  hn::Vec<HeadProbeTag<RowOf<T, kF64>>>& p1) {
   static_assert(K >= 1 && K <= kMaxRegisterRowVectors, "row vectors must fit the registers");
-  using IO = HeadStorage<float, kF64>;
+  using R = RowOf<T, kF64>;
+  using IO = HeadStorage<T, std::is_same_v<R, double>>;
   using Steps =
       std::conditional_t<kInterleaved, PairSteps<IO, false>, HalfSteps<IO, kInverse, false>>;
-  const hn::ScalableTag<RowOf<float, kF64>> d;
-  const HeadProbeTag<RowOf<float, kF64>> df;
+  const hn::ScalableTag<R> d;
+  const HeadProbeTag<R> df;
   const size_t N = hn::Lanes(d);
   bool streamed = false;
   for (size_t first = 0; first < elements; first += K * N) {
@@ -564,62 +580,67 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<float, kF64>* HWY_RESTRICT cos,
       c[k] = hn::LoadU(d, cos + first + k * N);
       s[k] = hn::LoadU(d, sin + first + k * N);
     }
+    // The K steps of one head, with streaming stores or not.
+    auto head = [&](auto stream_tag, const T* hi, T* ho) HWY_ATTR {
+      constexpr bool kStreamThis = decltype(stream_tag)::value;
+      HWY_UNROLL(4)
+      for (size_t k = 0; k + 2 <= K; k += 2) {
+        Steps::template TwoWith<kStreamThis>(d, hi + k * N, c[k], s[k], c[k + 1], s[k + 1], half,
+                                             ho + k * N, p0, p1);
+      }
+      if constexpr (K % 2 == 1) {
+        Steps::template OneWith<kStreamThis>(d, hi + (K - 1) * N, c[K - 1], s[K - 1], half,
+                                             ho + (K - 1) * N, p0);
+      }
+    };
     for (int64_t h = 0; h < heads; ++h) {
-      const float* hi = in + h * in_stride + first;
-      float* ho = out + h * out_stride + first;
-      if (stream && StreamableHead(df, out + h * out_stride, kInterleaved ? 0 : half)) {
-        streamed = true;
-        HWY_UNROLL(8)
-        for (size_t k = 0; k < K; ++k) {
-          Steps::template OneWith<true>(d, hi + k * N, c[k], s[k], half, ho + k * N,
-                                        k % 2 ? p1 : p0);
-        }
-      } else {
-        HWY_UNROLL(8)
-        for (size_t k = 0; k < K; ++k) {
-          Steps::template OneWith<false>(d, hi + k * N, c[k], s[k], half, ho + k * N,
-                                         k % 2 ? p1 : p0);
+      const T* hi = in + h * in_stride + first;
+      T* ho = out + h * out_stride + first;
+      if constexpr (std::is_same_v<T, float>) {
+        if (stream && StreamableHead(df, out + h * out_stride, kInterleaved ? 0 : half)) {
+          streamed = true;
+          head(std::true_type(), hi, ho);
+          continue;
         }
       }
+      head(std::false_type(), hi, ho);
     }
   }
   return streamed;
 }
 #endif  // POSENC_REGISTER_ROW_VECTORS
 
-// RotateHeadT for each of `heads` f32 heads of one token and tensor (head h at in + h * in_stride,
-// out + h * out_stride; `in` == `out` in place, else no overlap; cos / sin: RotationRows's rows)
-// with register-resident rows, the NaN check once for all heads; the head_dim tail past 2 * half
+// RotateHeadT for each of `heads` heads of storage type T of one token and tensor (head h at
+// in + h * in_stride, out + h * out_stride; `in` == `out` in place, else no overlap; cos / sin:
+// RotationRows's rows) with register-resident rows, the NaN check once for all heads; the head_dim tail past 2 * half
 // is not touched. Returns false, having done nothing, where RegisterRowChunkVectors declines.
 // chunks: whether a row of more than kMaxRegisterRowVectors vectors may be taken in chunks.
-// stream: streaming stores for the heads where StreamableHead holds, as RotateHeadT<..., kStream>
-// would; `streamed` becomes true if one was issued.
-template <bool kF64, bool kInterleaved, bool kInverse>
-HWY_INLINE bool RegisterRowTokenHeads(const RowOf<float, kF64>* HWY_RESTRICT cos,
-                                      const RowOf<float, kF64>* HWY_RESTRICT sin, size_t half,
-                                      const float* in, int64_t in_stride, float* out,
-                                      int64_t out_stride, int64_t heads, bool chunks,
-                                      bool stream, bool& streamed) {
+// stream (f32 only): streaming stores for the heads where StreamableHead holds, as
+// RotateHeadT<..., kStream> would; `streamed` becomes true if one was issued.
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
+                                      const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
+                                      const T* in, int64_t in_stride, T* out, int64_t out_stride,
+                                      int64_t heads, bool chunks, bool stream, bool& streamed) {
 #if !POSENC_REGISTER_ROW_VECTORS
   (void)cos, (void)sin, (void)half, (void)in, (void)in_stride, (void)out, (void)out_stride;
   (void)heads, (void)chunks, (void)stream, (void)streamed;
   return false;
 #else
-  const size_t N = hn::Lanes(hn::ScalableTag<RowOf<float, kF64>>());
+  const size_t N = hn::Lanes(hn::ScalableTag<RowOf<T, kF64>>());
   const size_t elements = kInterleaved ? 2 * half : half;  // of the row, per head
   if (elements % N != 0) return false;
   const size_t K = RegisterRowChunkVectors(elements / N, chunks);
   if (K == 0) return false;
-  auto p0 = hn::Zero(HeadProbeTag<RowOf<float, kF64>>()), p1 = p0;
+  auto p0 = hn::Zero(HeadProbeTag<RowOf<T, kF64>>()), p1 = p0;
   bool s = false;
   switch (K) {
-#define POSENC_REGISTER_ROW_CASE(KK)                                                           \
-  case KK:                                                                                     \
-    if constexpr (KK <= kMaxRegisterRowVectors) {                                              \
-      s = RegisterRowChunks<KK, kF64, kInterleaved, kInverse>(cos, sin, half, elements, in,    \
-                                                              in_stride, out, out_stride, heads, \
-                                                              stream, p0, p1);                  \
-    }                                                                                          \
+#define POSENC_REGISTER_ROW_CASE(KK)                                                       \
+  case KK:                                                                                 \
+    if constexpr (KK <= kMaxRegisterRowVectors) {                                          \
+      s = RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse>(                          \
+          cos, sin, half, elements, in, in_stride, out, out_stride, heads, stream, p0, p1); \
+    }                                                                                      \
     break;
     POSENC_REGISTER_ROW_CASE(1)
     POSENC_REGISTER_ROW_CASE(2)
@@ -633,7 +654,8 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<float, kF64>* HWY_RESTRICT cos
     default:
       return false;
   }
-  if (!ProbeFinite(HeadProbeTag<RowOf<float, kF64>>(), hn::Add(p0, p1))) {
+  using IO = HeadStorage<T, std::is_same_v<RowOf<T, kF64>, double>>;
+  if (IO::kProbe && !ProbeFinite(HeadProbeTag<RowOf<T, kF64>>(), hn::Add(p0, p1))) {
     for (int64_t h = 0; h < heads; ++h) CanonicalizeStoredNaNs(out + h * out_stride, 2 * half);
   }
   streamed = streamed || s;

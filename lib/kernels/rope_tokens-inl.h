@@ -102,16 +102,13 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
       const bool in_place = in == out;
-      // f32 heads whose row is a whole number of vectors keep it in registers (rope-inl.h,
+      // Heads whose row is a whole number of vectors keep it in registers (rope-inl.h,
       // RegisterRowTokenHeads); out of place with a head_dim tail to copy, the loop below does both.
-      if constexpr (std::is_same_v<T, float>) {
-        if (in_place || tail == 0) {
-          if (RegisterRowTokenHeads<kF64, kInterleaved, kInverse>(
-                  row_cos, row_sin, half, in, io.in_stride[2], out, io.out_stride[2], io.heads,
-                  row_chunks, stream, streamed)) {
-            continue;
-          }
-        }
+      if ((in_place || tail == 0) &&
+          RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(
+              row_cos, row_sin, half, in, io.in_stride[2], out, io.out_stride[2], io.heads,
+              row_chunks, stream, streamed)) {
+        continue;
       }
       for (int64_t h = 0; h < io.heads; ++h) {
         const T* head_in = in + h * io.in_stride[2];
