@@ -353,17 +353,11 @@ struct HeadStorage<hwy::bfloat16_t, false> {
 };
 
 // The steps of a head for the half layout (pairs (in[i], in[i + half]) -> (out[i], out[i + half]))
-// on the lanes of d: One and Tail (a 1-lane d) rotate Lanes(d) pairs, Two 2 * Lanes(d) pairs
-// (with paired stores all loads come first, else two One steps).
+// on the lanes of d, with the row's vectors c, s given (loaded by HeadLoop, or held in registers
+// by RegisterRowChunks): OneWith and Tail (a 1-lane d, loading its row values) rotate Lanes(d)
+// pairs, TwoWith 2 * Lanes(d) pairs (with paired stores all loads come first, else two OneWith).
 template <class IO, bool kInverse, bool kStream>
 struct HalfSteps {
-  template <bool kStreamThis = kStream, class T, class D>
-  static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT cos,
-                             const hn::TFromD<D>* HWY_RESTRICT sin, size_t half, T* out,
-                             hn::Vec<hn::Rebind<float, D>>& probe) {
-    OneWith<kStreamThis>(d, in, hn::LoadU(d, cos), hn::LoadU(d, sin), half, out, probe);
-  }
-  // One with the row's cos and sin vectors already loaded (RegisterRowChunk).
   template <bool kStreamThis = kStream, class T, class D>
   static HWY_INLINE void OneWith(D d, const T* in, hn::Vec<D> c, hn::Vec<D> s, size_t half, T* out,
                                  hn::Vec<hn::Rebind<float, D>>& probe) {
@@ -384,18 +378,9 @@ struct HalfSteps {
   static HWY_INLINE void Tail(D1 d1, const T* in, const hn::TFromD<D1>* HWY_RESTRICT cos,
                               const hn::TFromD<D1>* HWY_RESTRICT sin, size_t half, T* out,
                               hn::Vec<hn::Rebind<float, D1>>& probe) {
-    One<false>(d1, in, cos, sin, half, out, probe);
+    OneWith<false>(d1, in, hn::LoadU(d1, cos), hn::LoadU(d1, sin), half, out, probe);
   }
-  template <class T, class D>
-  static HWY_INLINE void Two(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT cos,
-                             const hn::TFromD<D>* HWY_RESTRICT sin, size_t half, T* out,
-                             hn::Vec<hn::Rebind<float, D>>& p0, hn::Vec<hn::Rebind<float, D>>& p1) {
-    const size_t N = hn::Lanes(d);
-    TwoWith(d, in, hn::LoadU(d, cos), hn::LoadU(d, sin), hn::LoadU(d, cos + N),
-            hn::LoadU(d, sin + N), half, out, p0, p1);
-  }
-  // Two with the row's vectors already loaded (c0, s0 for the first Lanes(d) pairs, c1, s1 for
-  // the next; RegisterRowChunks).
+  // c0, s0: the row's vectors for the first Lanes(d) pairs, c1, s1 for the next.
   template <bool kStreamThis = kStream, class T, class D>
   static HWY_INLINE void TwoWith(D d, const T* in, hn::Vec<D> c0, hn::Vec<D> s0, hn::Vec<D> c1,
                                  hn::Vec<D> s1, size_t half, T* out,
@@ -417,15 +402,15 @@ struct HalfSteps {
 };
 
 // The steps of an interleaved head (elements [j, j + Lanes(d)) with the pair rows, BuildPairRows):
-// One and Two on vectors with an even number of lanes (never the SCALAR target), Tail one pair
-// (elements j, j + 1) on 1-lane vectors, the partner loaded, not swapped. `half` is unused.
+// OneWith and TwoWith (the pair rows' vectors given) on vectors with an even number of lanes
+// (never the SCALAR target), Tail one pair (elements j, j + 1) on 1-lane vectors, the partner
+// loaded, not swapped. `half` is unused.
 template <class IO, bool kStream>
 struct PairSteps {
   template <class D>
   static HWY_INLINE hn::Vec<D> RotatedWith(D d, hn::Vec<D> v, hn::Vec<D> pair_c, hn::Vec<D> pair_s) {
     return hn::Add(hn::Mul(v, pair_c), hn::Mul(hn::Reverse2(d, v), pair_s));
   }
-  // One with the pair rows' vectors already loaded (RegisterRowChunk).
   template <bool kStreamThis = kStream, class T, class D>
   static HWY_INLINE void OneWith(D d, const T* in, hn::Vec<D> pair_c, hn::Vec<D> pair_s, size_t,
                                  T* out, hn::Vec<hn::Rebind<float, D>>& probe) {
@@ -433,21 +418,7 @@ struct PairSteps {
         IO::template Store<kStreamThis>(d, RotatedWith(d, IO::Load(d, in), pair_c, pair_s), out);
     if constexpr (IO::kProbe) probe = hn::Add(probe, f);
   }
-  template <class T, class D>
-  static HWY_INLINE void One(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
-                             const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t half, T* out,
-                             hn::Vec<hn::Rebind<float, D>>& probe) {
-    OneWith(d, in, hn::LoadU(d, pair_cos), hn::LoadU(d, pair_sin), half, out, probe);
-  }
-  template <class T, class D>
-  static HWY_INLINE void Two(D d, const T* in, const hn::TFromD<D>* HWY_RESTRICT pair_cos,
-                             const hn::TFromD<D>* HWY_RESTRICT pair_sin, size_t half, T* out,
-                             hn::Vec<hn::Rebind<float, D>>& p0, hn::Vec<hn::Rebind<float, D>>& p1) {
-    const size_t N = hn::Lanes(d);
-    TwoWith(d, in, hn::LoadU(d, pair_cos), hn::LoadU(d, pair_sin), hn::LoadU(d, pair_cos + N),
-            hn::LoadU(d, pair_sin + N), half, out, p0, p1);
-  }
-  // Two with the pair rows' vectors already loaded (RegisterRowChunks).
+  // c0, s0: the pair rows' vectors for the first Lanes(d) elements, c1, s1 for the next.
   template <bool kStreamThis = kStream, class T, class D>
   static HWY_INLINE void TwoWith(D d, const T* in, hn::Vec<D> c0, hn::Vec<D> s0, hn::Vec<D> c1,
                                  hn::Vec<D> s1, size_t half, T* out,
@@ -496,9 +467,12 @@ HWY_INLINE bool HeadLoop(D d, D1 d1, size_t n, size_t tail_step, const T* in,
   if constexpr (kVectors) {
     const size_t N = hn::Lanes(d);
     for (; j + 2 * N <= n; j += 2 * N) {
-      Steps::Two(d, in + j, cos + j, sin + j, half, out + j, p0, p1);
+      Steps::TwoWith(d, in + j, hn::LoadU(d, cos + j), hn::LoadU(d, sin + j),
+                     hn::LoadU(d, cos + j + N), hn::LoadU(d, sin + j + N), half, out + j, p0, p1);
     }
-    for (; j + N <= n; j += N) Steps::One(d, in + j, cos + j, sin + j, half, out + j, p0);
+    for (; j + N <= n; j += N) {
+      Steps::OneWith(d, in + j, hn::LoadU(d, cos + j), hn::LoadU(d, sin + j), half, out + j, p0);
+    }
   }
   for (; j < n; j += tail_step) Steps::Tail(d1, in + j, cos + j, sin + j, half, out + j, pt);
   return ProbeFinite(df, hn::Add(p0, p1)) && ProbeFinite(df1, pt);
@@ -518,7 +492,7 @@ using HeadProbeTag = hn::Rebind<float, hn::ScalableTag<R>>;
 // over every head in turn; on data that no longer sit in L1/L2 that order was 4-29 % slower than
 // the plain head loop (AVX2, 512 Llama-3-8B tokens), so larger calls take the plain loop.
 // The arithmetic is the steps' OneWith, the same operations on the same values as the loop
-// skeleton's (HalfSteps::One, PairSteps::One), so the bits are those of RotateHeadT.
+// skeleton's (HeadLoop), so the bits are those of RotateHeadT.
 // Measured in docs/performance.md section 3.13.
 // kMaxRegisterRowVectors leaves registers for the work (2 V row vectors: 16 of the 32 on AVX3, 8
 // of 16 or 32 on the other x86 targets, EMU128 and NEON); 0 (never) on SCALAR (1 lane) and the
