@@ -16,7 +16,6 @@
 #endif
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "hwy/aligned_allocator.h"
@@ -87,9 +86,12 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     }
   }
   const uint8_t* pair_stream = plan.pair_stream;
-  // The rows RotateHeadT reads (widened to double for kF64 f32 heads, pair rows when interleaved).
+  // The rows the heads read (widened to double for kF64 f32 heads, pair rows when interleaved).
   using Row = RowOf<T, kF64>;
   RotationRowScratch<T, kF64> rows(half);
+  // Register-resident rows (RotateTokenHeads), in chunks only in small calls; no streaming.
+  const bool row_chunks = kernels::HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
+  bool unused_streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
     const int64_t s = t % plan.seq;
@@ -135,15 +137,9 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
-      const bool in_place = in == out;
-      for (int64_t h = 0; h < io.heads; ++h) {
-        const T* head_in = in + h * io.in_stride[2];
-        T* head_out = out + h * io.out_stride[2];
-        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, row_cos, row_sin, half, head_out);
-        if (!in_place && tail != 0) {
-          std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
-        }
-      }
+      RotateTokenHeads<T, kF64, kInterleaved, kInverse>(row_cos, row_sin, half, tail, in,
+                                                     io.in_stride[2], out, io.out_stride[2],
+                                                     io.heads, row_chunks, false, unused_streamed);
     }
   }
 }

@@ -16,7 +16,6 @@
 #endif
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "hwy/aligned_allocator.h"
@@ -101,9 +100,12 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
   }
   float* to_scratch = row + 2 * half;
   float* from_scratch = row + 4 * half;
-  // The rows RotateHeadT reads (widened to double for kF64 f32 heads, pair rows when interleaved).
+  // The rows the heads read (widened to double for kF64 f32 heads, pair rows when interleaved).
   using Row = RowOf<T, kF64>;
   RotationRowScratch<T, kF64> rows(half);
+  // Register-resident rows (RotateTokenHeads), in chunks only in small calls; no streaming.
+  const bool row_chunks = kernels::HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
+  bool unused_streamed = false;
   const hn::ScalableTag<double> d;
   const hn::CappedTag<double, 1> d1;
   const size_t N = hn::Lanes(d);
@@ -144,15 +146,9 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
       const kernels::HeadsIO& io = plan.io[n];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
-      const bool in_place = in == out;
-      for (int64_t h = 0; h < io.heads; ++h) {
-        const T* head_in = in + h * io.in_stride[2];
-        T* head_out = out + h * io.out_stride[2];
-        RotateHeadT<T, kF64, kInterleaved, false>(head_in, row_cos, row_sin, half, head_out);
-        if (!in_place && tail != 0) {
-          std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
-        }
-      }
+      RotateTokenHeads<T, kF64, kInterleaved, false>(row_cos, row_sin, half, tail, in,
+                                                     io.in_stride[2], out, io.out_stride[2],
+                                                     io.heads, row_chunks, false, unused_streamed);
     }
   }
 }

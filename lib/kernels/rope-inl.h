@@ -659,6 +659,45 @@ HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
   if (IO::kProbe && !finite) CanonicalizeStoredNaNs(out, 2 * half);
 }
 
+// Every head of one token of one tensor (q or k, or a KV cache's k): head h at in + h * in_stride,
+// out + h * out_stride (`in` == `out` in place, else no overlap), its first 2 * half elements
+// rotated with the token's rows (RotationRows) and, out of place, the `tail` elements after them
+// copied. Register-resident rows where RegisterRowTokenHeads takes them (in place, or no tail to
+// copy; `chunks` as there), else RotateHeadT head by head. stream (f32 outputs out of place
+// only): streaming stores for the heads where StreamableHead holds; `streamed` becomes true if
+// one was issued (the caller fences once after its tokens).
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE void RotateTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
+                                 const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, size_t tail,
+                                 const T* in, int64_t in_stride, T* out, int64_t out_stride,
+                                 int64_t heads, bool chunks, bool stream, bool& streamed) {
+  const bool in_place = in == out;
+  if ((in_place || tail == 0) &&
+      RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(cos, sin, half, in, in_stride, out,
+                                                             out_stride, heads, chunks, stream,
+                                                             streamed)) {
+    return;
+  }
+  const hn::Rebind<float, hn::ScalableTag<RowOf<T, kF64>>> df_out;
+  for (int64_t h = 0; h < heads; ++h) {
+    const T* head_in = in + h * in_stride;
+    T* head_out = out + h * out_stride;
+    bool streamed_head = false;
+    if constexpr (std::is_same_v<T, float>) {
+      if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
+        RotateHeadT<T, kF64, kInterleaved, kInverse, true>(head_in, cos, sin, half, head_out);
+        streamed = streamed_head = true;
+      }
+    }
+    if (!streamed_head) {
+      RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+    }
+    if (!in_place && tail != 0) {
+      std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace posenc
 HWY_AFTER_NAMESPACE();

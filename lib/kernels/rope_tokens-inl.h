@@ -11,7 +11,6 @@
 #endif
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "hwy/aligned_allocator.h"
@@ -74,7 +73,6 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   // Rows too long for the registers go through them in chunks only in small calls (rope-inl.h,
   // RegisterRowTokenHeads).
   const bool row_chunks = kernels::HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
-  const hn::Rebind<float, hn::ScalableTag<Row>> df_out;
   bool streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -101,32 +99,9 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
-      const bool in_place = in == out;
-      // Heads whose row is a whole number of vectors keep it in registers (rope-inl.h,
-      // RegisterRowTokenHeads); out of place with a head_dim tail to copy, the loop below does both.
-      if ((in_place || tail == 0) &&
-          RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(
-              row_cos, row_sin, half, in, io.in_stride[2], out, io.out_stride[2], io.heads,
-              row_chunks, stream, streamed)) {
-        continue;
-      }
-      for (int64_t h = 0; h < io.heads; ++h) {
-        const T* head_in = in + h * io.in_stride[2];
-        T* head_out = out + h * io.out_stride[2];
-        if constexpr (std::is_same_v<T, float>) {
-          if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
-            RotateHeadT<T, kF64, kInterleaved, kInverse, true>(head_in, row_cos, row_sin, half,
-                                                             head_out);
-            streamed = true;
-            if (tail != 0) std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
-            continue;
-          }
-        }
-        RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, row_cos, row_sin, half, head_out);
-        if (!in_place && tail != 0) {
-          std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
-        }
-      }
+      RotateTokenHeads<T, kF64, kInterleaved, kInverse>(row_cos, row_sin, half, tail, in,
+                                                         io.in_stride[2], out, io.out_stride[2],
+                                                         io.heads, row_chunks, stream, streamed);
     }
   }
   if (streamed) FenceStreamingStores();
