@@ -508,9 +508,9 @@ using HeadProbeTag = hn::Rebind<float, hn::ScalableTag<R>>;
 #endif
 inline constexpr size_t kMaxRegisterRowVectors = POSENC_REGISTER_ROW_VECTORS;
 // Calls whose q and k heads hold at most this many bytes (kernels::HeadBytes) may take rows in
-// chunks: the 16-token Llama-3-8B rows (640 KB) gained 6-16 % on AVX2, the 512-token ones (20 MiB)
-// lost 4-29 % (docs/performance.md section 3.13); 1 MiB lies between, not swept, and is also the
-// size below which calls run serially (lib/parallel/split.h).
+// chunks: on AVX2 the 16-token Llama-3-8B calls (320 KiB) took 0.80-0.87x the time with chunks,
+// the 512-token ones (10 MiB) 1.13-1.29x (docs/performance.md section 3.13); 1 MiB lies between,
+// not swept, and is also the size below which calls run serially (lib/parallel/split.h).
 inline constexpr int64_t kChunkedRegisterRowsMaxBytes = int64_t{1} << 20;
 
 // The vectors of the row RegisterRowTokenHeads keeps in registers at once for V vectors per head:
