@@ -113,8 +113,7 @@ void CheckOneCall(const RowOf<T, kF64>* row_cos, const RowOf<T, kF64>* row_sin, 
   T* out = in_place ? in : out_buf.get() + lead;
   bool streamed = false;
   const bool took = RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(
-      row_cos, row_sin, half, in, in_stride, out, out_stride, heads, chunks,
-      stream && std::is_same_v<T, float>, streamed);
+      row_cos, row_sin, half, in, in_stride, out, out_stride, heads, chunks, stream, streamed);
   FenceStreamingStores();
   const char* what = in_place ? "in place" : stream ? "streaming" : "out of place";
   ASSERT_EQ(took, expect_taken) << "half " << half << " interleaved " << kInterleaved
@@ -167,7 +166,8 @@ void CheckRegisterRows(std::mt19937& rng, size_t& taken) {
       for (int64_t heads : {1, 3})
         for (size_t pad : {0, 3})
           for (size_t lead : {0, 1})
-            for (int mode = 0; mode < 3; ++mode) {  // in place; out of place; streaming
+            // In place; out of place; streaming (f32 heads only: the others never stream).
+            for (int mode = 0; mode < (std::is_same_v<T, float> ? 3 : 2); ++mode) {
               CheckOneCall<T, kF64, kInterleaved, kInverse>(row_cos, row_sin, half, chunks,
                                                             expect_taken, heads, pad, lead, mode,
                                                             rng, taken);

@@ -94,6 +94,18 @@ inline int64_t HeadBytes(const RopePlan& plan) {
   return bytes;
 }
 
+// Calls whose q and k heads hold at most this many bytes may take a cos/sin row too long for the
+// registers in chunks, each over every head of the token (lib/kernels/rope-inl.h,
+// RegisterRowTokenHeads): on AVX2 the 16-token Llama-3-8B calls (320 KiB) took 0.80-0.87x the
+// time with chunks, the 512-token ones (10 MiB) 1.13-1.29x (docs/performance.md section 3.13);
+// 1 MiB lies between, not swept, and is also the size below which calls run serially.
+constexpr int64_t kChunkedRegisterRowsMaxBytes = int64_t{1} << 20;
+
+// Whether the call may take register-resident rows in chunks (kChunkedRegisterRowsMaxBytes).
+inline bool ChunksRegisterRows(const RopePlan& plan) {
+  return HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
+}
+
 // Whether the call writes its outputs out of place and at least kStreamingStoreBytes of them.
 inline bool StreamsOutputs(const RopePlan& plan) {
   for (int i = 0; i < plan.num_io; ++i) {

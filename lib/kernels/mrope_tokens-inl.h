@@ -90,7 +90,7 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   using Row = RowOf<T, kF64>;
   RotationRowScratch<T, kF64> rows(half);
   // Register-resident rows (RotateTokenHeads), in chunks only in small calls; no streaming.
-  const bool row_chunks = kernels::HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
+  const bool row_chunks = kernels::ChunksRegisterRows(plan);
   bool unused_streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;

@@ -104,7 +104,7 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
   using Row = RowOf<T, kF64>;
   RotationRowScratch<T, kF64> rows(half);
   // Register-resident rows (RotateTokenHeads), in chunks only in small calls; no streaming.
-  const bool row_chunks = kernels::HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
+  const bool row_chunks = kernels::ChunksRegisterRows(plan);
   bool unused_streamed = false;
   const hn::ScalableTag<double> d;
   const hn::CappedTag<double, 1> d1;

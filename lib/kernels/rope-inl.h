@@ -487,12 +487,12 @@ using HeadProbeTag = hn::Rebind<float, hn::ScalableTag<R>>;
 // V = 2 * half / Lanes elements of the pair rows), the row's V cos and V sin vectors are loaded
 // once and stay in registers while every head of the token is rotated, so each vector of outputs
 // costs the loads of its inputs only (half layout: two instead of four). Where V exceeds
-// kMaxRegisterRowVectors, small calls (`chunks`: the caller's decision, RopeTokensT) take the row
-// in chunks of K vectors (K the largest divisor of V in [2, kMaxRegisterRowVectors]), each chunk
-// over every head in turn; on data that no longer sit in L1/L2 that order was 4-29 % slower than
-// the plain head loop (AVX2, 512 Llama-3-8B tokens), so larger calls take the plain loop.
-// The arithmetic is the steps' OneWith, the same operations on the same values as the loop
-// skeleton's (HeadLoop), so the bits are those of RotateHeadT.
+// kMaxRegisterRowVectors, small calls (`chunks`: kernels::ChunksRegisterRows of the plan) take
+// the row in chunks of K vectors (K the largest divisor of V in [2, kMaxRegisterRowVectors]), each
+// chunk over every head in turn; on data that no longer sit in L1/L2 that order took 1.13-1.29x
+// the plain head loop's time (AVX2, 512 Llama-3-8B tokens), so larger calls take the plain loop.
+// The arithmetic is the steps' OneWith / TwoWith, the same operations on the same values as the
+// loop skeleton's (HeadLoop), so the bits are those of RotateHeadT.
 // Measured in docs/performance.md section 3.13.
 // kMaxRegisterRowVectors leaves registers for the work (2 V row vectors: 16 of the 32 on AVX3, 8
 // of 16 or 32 on the other x86 targets, EMU128 and NEON); 0 (never) on SCALAR (1 lane) and the
@@ -507,11 +507,6 @@ using HeadProbeTag = hn::Rebind<float, hn::ScalableTag<R>>;
 #define POSENC_REGISTER_ROW_VECTORS 0
 #endif
 inline constexpr size_t kMaxRegisterRowVectors = POSENC_REGISTER_ROW_VECTORS;
-// Calls whose q and k heads hold at most this many bytes (kernels::HeadBytes) may take rows in
-// chunks: on AVX2 the 16-token Llama-3-8B calls (320 KiB) took 0.80-0.87x the time with chunks,
-// the 512-token ones (10 MiB) 1.13-1.29x (docs/performance.md section 3.13); 1 MiB lies between,
-// not swept, and is also the size below which calls run serially (lib/parallel/split.h).
-inline constexpr int64_t kChunkedRegisterRowsMaxBytes = int64_t{1} << 20;
 
 // The vectors of the row RegisterRowTokenHeads keeps in registers at once for V vectors per head:
 // V itself up to kMaxRegisterRowVectors, else (with `chunks`) the chunk size K; 0 if it declines.
@@ -586,8 +581,9 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
 
 // RotateHeadT for each of `heads` heads of storage type T of one token and tensor (head h at
 // in + h * in_stride, out + h * out_stride; `in` == `out` in place, else no overlap; cos / sin:
-// RotationRows's rows) with register-resident rows, the NaN check once for all heads; the head_dim tail past 2 * half
-// is not touched. Returns false, having done nothing, where RegisterRowChunkVectors declines.
+// RotationRows's rows) with register-resident rows, the NaN check once for all heads; the
+// head_dim tail past 2 * half is not touched. Returns false, having done nothing, where
+// RegisterRowChunkVectors declines.
 // chunks: whether a row of more than kMaxRegisterRowVectors vectors may be taken in chunks.
 // stream (f32 only): streaming stores for the heads where StreamableHead holds, as
 // RotateHeadT<..., kStream> would; `streamed` becomes true if one was issued.

@@ -72,7 +72,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const bool stream = std::is_same_v<T, float> && kernels::StreamsOutputs(plan);
   // Rows too long for the registers go through them in chunks only in small calls (rope-inl.h,
   // RegisterRowTokenHeads).
-  const bool row_chunks = kernels::HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
+  const bool row_chunks = kernels::ChunksRegisterRows(plan);
   bool streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
