@@ -31,9 +31,10 @@
 //   When |X| lies in the binade above M the last rounding alone can cost a full ulp_T(M), so no
 //   half type can promise "1 ulp of M": tests/accuracy_bound_test.cc finds such pairs.
 //
-// Bitwise reproducibility: products and sums are separate Mul and Add/Sub (never MulAdd: FMA
-// exists on AVX2/AVX3 only and fusing there would change bits relative to SSE4/SSSE3/SCALAR; the
-// build also passes -ffp-contract=off). Tails run the same code on 1-lane vectors, so every
+// Bitwise reproducibility: f32 products and sums are separate Mul and Add/Sub (never MulAdd: FMA
+// exists on some targets only and fusing an f32 product would change bits relative to
+// SSE4/SSSE3/SCALAR; the build also passes -ffp-contract=off). kF64 may fuse (Rotate): its
+// double products of f32 values are exact, so fusing leaves every bit as it was. Tails run the same code on 1-lane vectors, so every
 // element gets identical arithmetic wherever it falls in a vector. Every NaN output is the
 // canonical quiet NaN (CanonicalizeStoredNaNs after a probe; bf16 stores write it directly,
 // F32ToBF16CanonicalHigh, so the same bits): which of two NaN operands an Add returns depends
@@ -66,9 +67,23 @@ namespace posenc {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Double lanes (kF64 f32 heads) only ever hold f32 values here: heads are promoted from f32 and
+// rows widened from f32 rows (RowOf). A product of two f32 values is exact in double, so a fused
+// multiply-add rounds once at the sum exactly as Mul then Add/Sub does: the same bits on targets
+// with FMA (AVX2, AVX3, NEON, SVE: one instruction fewer per output vector) and without (SSE4,
+// SSSE3, EMU128, SCALAR: Highway's MulAdd is Mul then Add there). f32 lanes keep separate
+// Mul and Add/Sub: f32 products round, and fusing would change bits between targets.
 template <bool kInverse, class V>
 HWY_INLINE void Rotate(V x, V y, V c, V s, V& out_x, V& out_y) {
-  if constexpr (kInverse) {
+  if constexpr (sizeof(hn::TFromV<V>) == sizeof(double)) {
+    if constexpr (kInverse) {
+      out_x = hn::MulAdd(x, c, hn::Mul(y, s));
+      out_y = hn::MulSub(y, c, hn::Mul(x, s));
+    } else {
+      out_x = hn::MulSub(x, c, hn::Mul(y, s));
+      out_y = hn::MulAdd(y, c, hn::Mul(x, s));
+    }
+  } else if constexpr (kInverse) {
     out_x = hn::Add(hn::Mul(x, c), hn::Mul(y, s));
     out_y = hn::Sub(hn::Mul(y, c), hn::Mul(x, s));
   } else {
@@ -409,6 +424,9 @@ template <class IO, bool kStream>
 struct PairSteps {
   template <class D>
   static HWY_INLINE hn::Vec<D> RotatedWith(D d, hn::Vec<D> v, hn::Vec<D> pair_c, hn::Vec<D> pair_s) {
+    if constexpr (sizeof(hn::TFromD<D>) == sizeof(double)) {  // exact products: see Rotate
+      return hn::MulAdd(v, pair_c, hn::Mul(hn::Reverse2(d, v), pair_s));
+    }
     return hn::Add(hn::Mul(v, pair_c), hn::Mul(hn::Reverse2(d, v), pair_s));
   }
   template <bool kStreamThis = kStream, class T, class D>
