@@ -132,8 +132,9 @@ HWY_NOINLINE void TestMRopeMatchesReference() {
         }
 }
 
-// Text-only tokens: three equal streams, or 1-D positions with the sections, give plain RoPE's
-// bits (f32 both arithmetics, on the fly, table, f32 and bf16 caches).
+// Text-only tokens: three equal streams, 1-D positions with the sections, or one section with
+// one stream of ids give plain RoPE's bits (f32 both arithmetics, on the fly, table, f32 and bf16
+// caches).
 HWY_NOINLINE void TestTextOnlyIsPlainRope() {
   ExpectDispatchedHere();
   const int64_t batch = 2, seq = 13, head_dim = 128;
@@ -186,6 +187,15 @@ HWY_NOINLINE void TestTextOnlyIsPlainRope() {
         const test::RopeOutcome one = RunRopeCase(m);
         ASSERT_TRUE(one.status.ok()) << one.status.message();
         EXPECT_EQ(0, std::memcmp(one.q.data(), want.q.data(), want.q.size() * 4)) << source;
+        // One section and one stream of ids: the stream's ids are the positions (a plan once
+        // read offset 0 instead, here and in the reference alike).
+        const int64_t whole[1] = {head_dim / 2};
+        m.params.mrope = {whole, 1, interleaved};
+        m.params.positions = Positions::StreamIds(ids.data(), 1);
+        const test::RopeOutcome single = RunRopeCase(m);
+        ASSERT_TRUE(single.status.ok()) << single.status.message();
+        EXPECT_EQ(0, std::memcmp(single.q.data(), want.q.data(), want.q.size() * 4)) << source;
+        EXPECT_EQ(0, std::memcmp(single.k.data(), want.k.data(), want.k.size() * 4)) << source;
       }
 }
 

@@ -64,7 +64,9 @@ class StreamSnapshot {
  public:
   static constexpr int64_t kMaxStreams = 4;
   static constexpr int64_t kInline = 3 * 256;
-  StreamSnapshot() = default;
+  // User-provided (not = default) so that value-initialisation (std::optional::emplace) does not
+  // zero the 6 KiB inline buffer that Take overwrites.
+  StreamSnapshot() {}
   StreamSnapshot(const StreamSnapshot&) = delete;
   StreamSnapshot& operator=(const StreamSnapshot&) = delete;
 
@@ -73,6 +75,7 @@ class StreamSnapshot {
   Status Take(const Positions& p, int64_t batch, int64_t seq, int64_t streams);
   int64_t streams() const { return streams_; }
   const Positions& stream(int64_t j) const { return stream_[j]; }
+  const Positions* all_streams() const { return stream_; }  // streams() of them
 
  private:
   int64_t streams_ = 0;

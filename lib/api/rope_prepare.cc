@@ -83,8 +83,9 @@ Status CheckInputsApartFromOutputs(const RopeTensors& t, const RopeParams& param
                   {t.k_out.present() ? &t.k_out : &t.k, t.k_out.present() ? "k_out" : "k (in place)"}};
   for (const auto& o : outputs) {
     if (!o.view->present()) continue;
+    const ByteSpan span = SpanOf(o.view->data, o.view->dtype, o.view->shape, o.view->strides, 4);
     for (int i = 0; i < n; ++i) {
-      if (ViewOverlapsBytes(*o.view, inputs[i].data, inputs[i].bytes)) {
+      if (ViewOverlapsBytes(*o.view, span, inputs[i].data, inputs[i].bytes)) {
         return Err(StatusCode::kInvalidArgument, inputs[i].name, " overlaps ", o.name,
                    ": an input must not share memory with an output");
       }
@@ -93,21 +94,12 @@ Status CheckInputsApartFromOutputs(const RopeTensors& t, const RopeParams& param
   return Status::Ok();
 }
 
-// Ranges of every position stream of the call (one for 1-D positions), with the prefix that
-// names a stream in messages.
-struct StreamRanges {
-  int n = 1;
-  PositionRange r[StreamSnapshot::kMaxStreams];
-};
-StreamRanges RangesOf(const kernels::RopePlan& plan) {
-  StreamRanges out;
-  out.n = plan.num_streams;
-  for (int j = 0; j < out.n; ++j) {
-    out.r[j] = RangeOf(plan.num_streams > 1 ? plan.streams[j] : plan.positions, plan.batch,
-                       plan.seq);
-  }
-  return out;
+// The range of position stream j of the call (j = 0: the 1-D positions). Computed where it is
+// checked rather than kept in an array: a decode step then initialises no array of ranges.
+PositionRange StreamRange(const kernels::RopePlan& plan, int j) {
+  return RangeOf(plan.num_streams > 1 ? plan.streams[j] : plan.positions, plan.batch, plan.seq);
 }
+// Prefixes a stream's message with the stream ("stream 1 of ...") for M-RoPE calls.
 Status NameStream(Status st, const kernels::RopePlan& plan, int j) {
   if (st.ok() || plan.num_streams == 1) return st;
   return Status(st.code(), "stream " + std::to_string(j) + " of " + st.message());
@@ -293,22 +285,24 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                ": multi-stream ids need mrope sections (mrope.num_sections = 0)");
   }
   // From here on only the copy of the positions is read (see PositionSnapshot).
+  // With stream ids, plan.positions is stream 0 (the only stream of a one-section call).
   if (stream_ids && !per_token) {
-    if (!(st = prep.streams.Take(params.positions, batch, seq, params.mrope.num_sections)).ok()) {
+    StreamSnapshot& streams = prep.streams.emplace();
+    if (!(st = streams.Take(params.positions, batch, seq, params.mrope.num_sections)).ok()) {
       return st;
     }
-    plan.num_streams = static_cast<int>(prep.streams.streams());
-    for (int j = 0; j < plan.num_streams; ++j) plan.streams[j] = prep.streams.stream(j);
+    plan.num_streams = static_cast<int>(streams.streams());
+    plan.streams = streams.all_streams();
     plan.pair_stream = prep.pair_stream.data();
-  } else if (!per_token && !(st = prep.positions.Take(params.positions, batch, seq)).ok()) {
-    return st;
+    plan.positions = streams.stream(0);
+  } else if (!per_token) {
+    if (!(st = prep.positions.Take(params.positions, batch, seq)).ok()) return st;
+    plan.positions = prep.positions.positions();
   }
-  const Positions& positions =
-      plan.num_streams > 1 ? prep.streams.stream(0) : prep.positions.positions();
-  plan.positions = positions;
   plan.batch = batch;
   plan.seq = seq;
-  const StreamRanges ranges = per_token ? StreamRanges() : RangesOf(plan);
+  // Per-token caches have no positions: their ranges are never read.
+  const int range_streams = per_token ? 0 : plan.num_streams;
   switch (src.kind) {
     case CosSinSource::Kind::kOnTheFly: {
       CheckedFrequencies f;
@@ -317,8 +311,8 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       plan.inv_freq = f.inv_freq;
       prep.default_freqs = std::move(f.computed);
       plan.attention_factor = params.freqs.attention_factor;
-      for (int j = 0; j < ranges.n; ++j) {
-        st = CheckPositionAngle(ranges.r[j], 0, f.max_freq, seq, "|p * inv_freq|");
+      for (int j = 0; j < range_streams; ++j) {
+        st = CheckPositionAngle(StreamRange(plan, j), 0, f.max_freq, seq, "|p * inv_freq|");
         if (!st.ok()) return NameStream(st, plan, j);
       }
       prep.inv_freq = plan.inv_freq;
@@ -332,8 +326,8 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.table->rotary_dim() = ",
                    table->rotary_dim(), ": must equal rotary_dim = ", rotary_dim);
       }
-      for (int j = 0; j < ranges.n; ++j) {
-        st = CheckRowsCover(ranges.r[j], table->max_positions(), seq, "table's");
+      for (int j = 0; j < range_streams; ++j) {
+        st = CheckRowsCover(StreamRange(plan, j), table->max_positions(), seq, "table's");
         if (!st.ok()) return NameStream(st, plan, j);
       }
       plan.source = kernels::RowSource::kByPosition;
@@ -352,12 +346,12 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.cache.dtype = ", static_cast<int>(c.dtype),
                    ": not a posenc::DType");
       }
-      if (!(st = CheckAligned(c.cos, DTypeSize(c.dtype), "source.cache.cos")).ok() ||
-          !(st = CheckAligned(c.sin, DTypeSize(c.dtype), "source.cache.sin")).ok()) {
+      if (!(st = CheckAligned(c.cos, ElementBytes(c.dtype), "source.cache.cos")).ok() ||
+          !(st = CheckAligned(c.sin, ElementBytes(c.dtype), "source.cache.sin")).ok()) {
         return st;
       }
       const int64_t half = rotary_dim / 2;
-      const int64_t element = static_cast<int64_t>(DTypeSize(c.dtype));
+      const int64_t element = static_cast<int64_t>(ElementBytes(c.dtype));
       int64_t rows = 0, cache_bytes = 0;
       if (per_token) {
         plan.source = kernels::RowSource::kPerToken;
@@ -368,8 +362,8 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                      ": must be > 0");
         }
         rows = c.rows;
-        for (int j = 0; j < ranges.n; ++j) {
-          st = CheckRowsCover(ranges.r[j], c.rows, seq, "cache's");
+        for (int j = 0; j < range_streams; ++j) {
+          st = CheckRowsCover(StreamRange(plan, j), c.rows, seq, "cache's");
           if (!st.ok()) return NameStream(st, plan, j);
         }
         plan.source = kernels::RowSource::kByPosition;

@@ -4,6 +4,7 @@
 #define POSENC_LIB_API_ROPE_PREPARE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "lib/api/positions.h"
@@ -21,7 +22,9 @@ namespace api {
 struct PreparedRope {
   kernels::RopePlan plan;
   PositionSnapshot positions;       // plan.positions reads this copy
-  StreamSnapshot streams;           // M-RoPE multi-stream ids: plan.streams read this copy
+  // M-RoPE multi-stream ids: plan.streams read this copy. Constructed only by calls that pass
+  // stream ids, so the other calls (every decode step) skip initialising it.
+  std::optional<StreamSnapshot> streams;
   std::vector<uint8_t> pair_stream;  // M-RoPE: plan.pair_stream
   freqs::SharedFreqs default_freqs;  // plan.inv_freq when computed from freqs.base
   // For the reference: where exact (double) cos/sin come from. Set for kCompute and for tables

@@ -39,9 +39,11 @@ struct RopePlan {
 
   // M-RoPE (RopeParams::mrope with multi-stream ids): num_streams > 1, stream j's positions in
   // streams[j] (kIds64 over api::StreamSnapshot's copy; `positions` is streams[0]) and the
-  // stream of each rotary pair in pair_stream[0, rotary_dim / 2). num_streams == 1: plain RoPE.
+  // stream of each rotary pair in pair_stream[0, rotary_dim / 2). num_streams == 1: plain RoPE
+  // (`positions`; streams is then unused). A pointer into the snapshot rather than a copy: a
+  // decode step builds a plan on every call and should not initialise four Positions it never reads.
   int num_streams = 1;
-  Positions streams[4];
+  const Positions* streams = nullptr;
   const uint8_t* pair_stream = nullptr;
 
   RowSource source = RowSource::kCompute;
