@@ -1,4 +1,5 @@
 // Small public helpers: names of enums, tensor view factories.
+#include "lib/api/tensor_checks.h"
 #include "posenc/rope.h"
 #include "posenc/status.h"
 #include "posenc/tensor.h"
@@ -25,7 +26,7 @@ const char* DTypeName(DType dtype) {
   return "unknown";
 }
 
-size_t DTypeSize(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+size_t DTypeSize(DType dtype) { return api::ElementBytes(dtype); }
 
 const char* PairLayoutName(PairLayout pairs) {
   switch (pairs) {

@@ -25,7 +25,7 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     if (!st.ok()) return st;
     const kernels::RopePlan& plan = prep.plan;
     int64_t bytes_per_token = 0;
-    const int64_t element_bytes = static_cast<int64_t>(DTypeSize(plan.dtype));
+    const int64_t element_bytes = static_cast<int64_t>(api::ElementBytes(plan.dtype));
     for (int i = 0; i < plan.num_io; ++i) {
       bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
     }

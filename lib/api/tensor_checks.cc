@@ -22,9 +22,9 @@ Status CheckView(const void* data, DType dtype, const int64_t* shape, const int6
     return Err(StatusCode::kInvalidArgument, name, ".dtype = ", static_cast<int>(dtype),
                ": not a posenc::DType");
   }
-  if (reinterpret_cast<uintptr_t>(data) % DTypeSize(dtype) != 0) {
+  if (reinterpret_cast<uintptr_t>(data) % ElementBytes(dtype) != 0) {
     return Err(StatusCode::kInvalidArgument, name, ".data = ", data, ": must be aligned to ",
-               DTypeSize(dtype), " bytes (", DTypeName(dtype), ")");
+               ElementBytes(dtype), " bytes (", DTypeName(dtype), ")");
   }
   for (int i = 0; i < rank; ++i) {
     if (shape[i] <= 0) {
@@ -52,7 +52,7 @@ Status CheckView(const void* data, DType dtype, const int64_t* shape, const int6
   int64_t elements, bytes;
   uintptr_t end;
   if (__builtin_add_overflow(max_offset, int64_t{1}, &elements) ||
-      __builtin_mul_overflow(elements, static_cast<int64_t>(DTypeSize(dtype)), &bytes) ||
+      __builtin_mul_overflow(elements, static_cast<int64_t>(ElementBytes(dtype)), &bytes) ||
       __builtin_add_overflow(reinterpret_cast<uintptr_t>(data), static_cast<uintptr_t>(bytes),
                              &end)) {
     return Err(StatusCode::kInvalidArgument, name, ": shape ", ShapeString(shape, rank),
@@ -89,7 +89,7 @@ ByteSpan SpanOf(const void* data, DType dtype, const int64_t* shape, const int64
   int64_t max_offset = 0;
   for (int i = 0; i < rank; ++i) max_offset += (shape[i] - 1) * strides[i];
   const uintptr_t first = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t size = DTypeSize(dtype);
+  const uintptr_t size = ElementBytes(dtype);
   return {first, first + static_cast<uintptr_t>(max_offset + 1) * size - 1};
 }
 
@@ -98,7 +98,7 @@ ByteSpan TensorSpan(const Tensor& t) { return SpanOf(t.data, t.dtype, t.shape, t
 
 // Bytes of token (b, s): from its first head's first element to its last head's last element.
 void AppendTokenRows(const Tensor& t, int tag, std::vector<std::pair<ByteSpan, int>>* rows) {
-  const uintptr_t size = DTypeSize(t.dtype);
+  const uintptr_t size = ElementBytes(t.dtype);
   const uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
   const uintptr_t row_bytes =
       static_cast<uintptr_t>((t.shape[2] - 1) * t.strides[2] + t.shape[3]) * size;
@@ -140,13 +140,17 @@ Status CheckAligned(const void* data, size_t alignment, const char* name) {
 
 bool ViewOverlapsBytes(const Tensor& view, const void* data, uint64_t bytes) {
   if (data == nullptr || bytes == 0) return false;
+  return ViewOverlapsBytes(view, TensorSpan(view), data, bytes);
+}
+
+bool ViewOverlapsBytes(const Tensor& view, const ByteSpan& sv, const void* data, uint64_t bytes) {
+  if (data == nullptr || bytes == 0) return false;
   const uintptr_t first = reinterpret_cast<uintptr_t>(data);
   uintptr_t last;
   if (__builtin_add_overflow(first, static_cast<uintptr_t>(bytes - 1), &last)) last = UINTPTR_MAX;
-  const ByteSpan sv = TensorSpan(view);
   if (last < sv.first || sv.last < first) return false;
   // The spans meet: test each token row (as AppendTokenRows lays them out).
-  const uintptr_t size = DTypeSize(view.dtype);
+  const uintptr_t size = ElementBytes(view.dtype);
   const uintptr_t base = reinterpret_cast<uintptr_t>(view.data);
   const uintptr_t row_bytes =
       static_cast<uintptr_t>((view.shape[2] - 1) * view.strides[2] + view.shape[3]) * size;

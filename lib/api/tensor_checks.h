@@ -18,6 +18,9 @@ constexpr int64_t kMaxTableElements = int64_t{1} << 32;
 
 using core::Err;  // lib/core/status_util.h
 
+// DTypeSize (posenc/tensor.h) inline, for the checks every call runs.
+inline size_t ElementBytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+
 // Shape "[a, b, c, d]" and strides for messages.
 std::string ShapeString(const int64_t* dims, int rank);
 
@@ -51,6 +54,10 @@ Status CheckAligned(const void* data, size_t alignment, const char* name);
 // token-row granularity as ViewsOverlap: an input buffer (ids, inv_freq, a cache) placed in the
 // padding between an output's token rows is accepted, one inside a row is rejected.
 bool ViewOverlapsBytes(const Tensor& view, const void* data, uint64_t bytes);
+// The same, with the view's span (SpanOf of the view) computed once by a caller that checks one
+// view against several buffers.
+bool ViewOverlapsBytes(const Tensor& view, const ByteSpan& view_span, const void* data,
+                       uint64_t bytes);
 
 // Same data pointer, dtype, shape and strides.
 bool SameView(const Tensor& a, const Tensor& b);

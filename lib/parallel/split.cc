@@ -56,10 +56,6 @@ void RunInArenaOf(int threads, const Fn& run) {
 
 }  // namespace
 
-bool RunsSerially(int64_t items, int64_t bytes_per_item, const Execution& exec) {
-  return exec.max_threads == 1 || items <= 1 || items * bytes_per_item < kSerialBytes;
-}
-
 void ForEachRange(int64_t items, int64_t bytes_per_item, const Execution& exec,
                   const std::function<void(int64_t, int64_t)>& body) {
   if (RunsSerially(items, bytes_per_item, exec)) {

@@ -28,17 +28,24 @@ constexpr int64_t kTaskBytes = 64 * 1024;
 void ForEachRange(int64_t items, int64_t bytes_per_item, const Execution& exec,
                   const std::function<void(int64_t, int64_t)>& body);
 
+// True when ForEachRange(items, bytes_per_item, exec, ...) would run without spawning tasks.
+inline bool RunsSerially(int64_t items, int64_t bytes_per_item, const Execution& exec) {
+  return exec.max_threads == 1 || items <= 1 || items * bytes_per_item < kSerialBytes;
+}
+
 // Runs `rows` (the row kernel lib/api picked for the plan, lib/kernels/registry.h) over every
-// token of `plan`. The parallel layer only splits: it never chooses a kernel.
+// token of `plan`. The parallel layer only splits: it never chooses a kernel. A serial call
+// (every decode step) calls `rows` directly, without building a std::function.
 template <class Plan>
 void ForEachToken(const Plan& plan, int64_t bytes_per_token, const Execution& exec,
                   void (*rows)(const Plan&, int64_t, int64_t)) {
+  if (RunsSerially(plan.tokens(), bytes_per_token, exec)) {
+    rows(plan, 0, plan.tokens());
+    return;
+  }
   ForEachRange(plan.tokens(), bytes_per_token, exec,
                [&plan, rows](int64_t begin, int64_t end) { rows(plan, begin, end); });
 }
-
-// True when ForEachRange(items, bytes_per_item, exec, ...) would run without spawning tasks.
-bool RunsSerially(int64_t items, int64_t bytes_per_item, const Execution& exec);
 
 }  // namespace parallel
 }  // namespace posenc
