@@ -538,6 +538,26 @@ inline size_t RegisterRowChunkVectors(size_t V, bool chunks) {
 }
 
 #if POSENC_REGISTER_ROW_VECTORS
+// The K steps of one head (RegisterRowChunks) with the chunk's row vectors c, s. A function, not
+// a lambda capturing them: GCC 12 kept a capturing lambda's row vectors and probes on the stack,
+// reloading the row for every head and passing each probe add through memory.
+template <class Steps, size_t K, bool kStreamThis, class D, class T>
+HWY_INLINE void RegisterRowHead(D d, const hn::Vec<D> (&c)[K], const hn::Vec<D> (&s)[K],
+                                size_t half, const T* hi, T* ho,
+                                hn::Vec<hn::Rebind<float, D>>& p0,
+                                hn::Vec<hn::Rebind<float, D>>& p1) {
+  const size_t N = hn::Lanes(d);
+  HWY_UNROLL(4)
+  for (size_t k = 0; k + 2 <= K; k += 2) {
+    Steps::template TwoWith<kStreamThis>(d, hi + k * N, c[k], s[k], c[k + 1], s[k + 1], half,
+                                         ho + k * N, p0, p1);
+  }
+  if constexpr (K % 2 == 1) {
+    Steps::template OneWith<kStreamThis>(d, hi + (K - 1) * N, c[K - 1], s[K - 1], half,
+                                         ho + (K - 1) * N, p0);
+  }
+}
+
 // The first `elements` (a multiple of K * Lanes(d)) of every head (half layout: pairs;
 // interleaved: elements of the pair rows cos / sin) of `heads` heads of storage type T at
 // in + h * in_stride, out + h * out_stride, K vectors of the row at a time: each chunk's K cos and
@@ -567,30 +587,17 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
       c[k] = hn::LoadU(d, cos + first + k * N);
       s[k] = hn::LoadU(d, sin + first + k * N);
     }
-    // The K steps of one head, with streaming stores or not.
-    auto head = [&](auto stream_tag, const T* hi, T* ho) HWY_ATTR {
-      constexpr bool kStreamThis = decltype(stream_tag)::value;
-      HWY_UNROLL(4)
-      for (size_t k = 0; k + 2 <= K; k += 2) {
-        Steps::template TwoWith<kStreamThis>(d, hi + k * N, c[k], s[k], c[k + 1], s[k + 1], half,
-                                             ho + k * N, p0, p1);
-      }
-      if constexpr (K % 2 == 1) {
-        Steps::template OneWith<kStreamThis>(d, hi + (K - 1) * N, c[K - 1], s[K - 1], half,
-                                             ho + (K - 1) * N, p0);
-      }
-    };
     for (int64_t h = 0; h < heads; ++h) {
       const T* hi = in + h * in_stride + first;
       T* ho = out + h * out_stride + first;
       if constexpr (std::is_same_v<T, float>) {
         if (stream && StreamableHead(df, out + h * out_stride, kInterleaved ? 0 : half)) {
           streamed = true;
-          head(std::true_type(), hi, ho);
+          RegisterRowHead<Steps, K, true>(d, c, s, half, hi, ho, p0, p1);
           continue;
         }
       }
-      head(std::false_type(), hi, ho);
+      RegisterRowHead<Steps, K, false>(d, c, s, half, hi, ho, p0, p1);
     }
   }
   return streamed;
