@@ -176,26 +176,27 @@ HWY_NOINLINE void TestTextOnlyIsPlainRope() {
         }
         const test::RopeOutcome want = RunRopeCase(plain);
         ASSERT_TRUE(want.status.ok()) << want.status.message();
+        // M-RoPE case m must give plain RoPE's bits for q and k.
+        auto expect_plain = [&](const RopeCase& m, const char* what) {
+          const test::RopeOutcome got = RunRopeCase(m);
+          ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.message();
+          EXPECT_EQ(0, std::memcmp(got.q.data(), want.q.data(), want.q.size() * 4))
+              << what << ", source " << source;
+          EXPECT_EQ(0, std::memcmp(got.k.data(), want.k.data(), want.k.size() * 4))
+              << what << ", source " << source;
+        };
         RopeCase m = plain;
         m.params.mrope = {section, 3, interleaved};
         m.params.positions = Positions::StreamIds(streams.data(), 3);
-        const test::RopeOutcome got = RunRopeCase(m);
-        ASSERT_TRUE(got.status.ok()) << got.status.message();
-        EXPECT_EQ(0, std::memcmp(got.q.data(), want.q.data(), want.q.size() * 4)) << source;
-        EXPECT_EQ(0, std::memcmp(got.k.data(), want.k.data(), want.k.size() * 4)) << source;
-        m.params.positions = Positions::Ids(ids.data());  // 1-D with sections: text-only
-        const test::RopeOutcome one = RunRopeCase(m);
-        ASSERT_TRUE(one.status.ok()) << one.status.message();
-        EXPECT_EQ(0, std::memcmp(one.q.data(), want.q.data(), want.q.size() * 4)) << source;
+        expect_plain(m, "three equal streams");
+        m.params.positions = Positions::Ids(ids.data());
+        expect_plain(m, "1-D positions with sections");
         // One section and one stream of ids: the stream's ids are the positions (a plan once
         // read offset 0 instead, here and in the reference alike).
         const int64_t whole[1] = {head_dim / 2};
         m.params.mrope = {whole, 1, interleaved};
         m.params.positions = Positions::StreamIds(ids.data(), 1);
-        const test::RopeOutcome single = RunRopeCase(m);
-        ASSERT_TRUE(single.status.ok()) << single.status.message();
-        EXPECT_EQ(0, std::memcmp(single.q.data(), want.q.data(), want.q.size() * 4)) << source;
-        EXPECT_EQ(0, std::memcmp(single.k.data(), want.k.data(), want.k.size() * 4)) << source;
+        expect_plain(m, "one section, one stream");
       }
 }
 

@@ -139,7 +139,6 @@ Status CheckAligned(const void* data, size_t alignment, const char* name) {
 }
 
 bool ViewOverlapsBytes(const Tensor& view, const void* data, uint64_t bytes) {
-  if (data == nullptr || bytes == 0) return false;
   return ViewOverlapsBytes(view, TensorSpan(view), data, bytes);
 }
 

@@ -34,8 +34,9 @@
 // Bitwise reproducibility: f32 products and sums are separate Mul and Add/Sub (never MulAdd: FMA
 // exists on some targets only and fusing an f32 product would change bits relative to
 // SSE4/SSSE3/SCALAR; the build also passes -ffp-contract=off). kF64 may fuse (Rotate): its
-// double products of f32 values are exact, so fusing leaves every bit as it was. Tails run the same code on 1-lane vectors, so every
-// element gets identical arithmetic wherever it falls in a vector. Every NaN output is the
+// double products of f32 values are exact, so fusing leaves every bit as it was. Tails run the
+// same code on 1-lane vectors, so every element gets identical arithmetic wherever it falls in a
+// vector. Every NaN output is the
 // canonical quiet NaN (CanonicalizeStoredNaNs after a probe; bf16 stores write it directly,
 // F32ToBF16CanonicalHigh, so the same bits): which of two NaN operands an Add returns depends
 // on the operand order each target's compiler picked, and Inf * 0 differs in sign between x86
