@@ -59,12 +59,9 @@ def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=No
     threads     0: TBB's default arena, 1: serial, n: at most n threads. Results are bitwise the
                 same for every setting and SIMD target.
     """
-    return _args.rope_call(
-        q, k, positions=positions, offset=offset, base=base, inv_freq=inv_freq, config=config,
-        layer_type=layer_type, pairs=pairs, rotary_dim=rotary_dim, inverse=inverse,
-        attention_factor=attention_factor, cos=cos, sin=sin, table=table, out_q=out_q,
-        out_k=out_k, arithmetic=arithmetic, threads=threads, layout=layout, num_heads=num_heads,
-        num_kv_heads=num_kv_heads, mode="kernel")
+    return _args.rope_call(q, k, positions, offset, base, inv_freq, config, layer_type, pairs,
+                           rotary_dim, inverse, attention_factor, cos, sin, table, out_q, out_k,
+                           arithmetic, threads, layout, num_heads, num_kv_heads, "kernel")
 
 
 def _read_only(a):

@@ -12,6 +12,8 @@ import numpy as np
 
 import ml_dtypes
 
+from posenc import _posenc
+
 BF16 = np.dtype(ml_dtypes.bfloat16)
 _DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", BF16: "bf16"}
 _PAIRS = {"half": 0, "interleaved": 1, None: 2}  # None: the config's layout, else half
@@ -57,26 +59,25 @@ def logical_view(x: np.ndarray, name: str, layout: str, num_heads) -> np.ndarray
     """A zero-copy [batch, seq, heads, head_dim] view of x.
 
     4-D x is [batch, seq, heads, head_dim] (layout "bshd") or [batch, heads, seq, head_dim]
-    ("bhsd"); 3-D x is [batch, seq, heads * head_dim] and needs num_heads.
+    ("bhsd"); 3-D x is [batch, seq, heads * head_dim] and needs num_heads. This runs four times
+    per apply_rope call, so the common cases come first.
     """
-    if x.ndim == 4:
+    ndim = x.ndim
+    if ndim == 4:
+        if layout == "bshd":
+            return x
         lay = choice(layout, {"bshd": "bshd", "bhsd": "bhsd"}, "layout")
         return x if lay == "bshd" else x.transpose(0, 2, 1, 3)
-    if x.ndim == 3:
+    if ndim == 3:
         if num_heads is None:
             raise ValueError(f"{name}.shape = {x.shape}: 3-D input [batch, seq, heads * head_dim] "
                              "needs num_heads")
-        hidden = x.shape[2]
+        batch, seq, hidden = x.shape
         if num_heads <= 0 or hidden % num_heads != 0:
             raise ValueError(f"num_heads = {num_heads}: must be > 0 and divide "
                              f"{name}.shape[2] = {hidden}")
-        v = x.view()
-        try:
-            v.shape = (x.shape[0], x.shape[1], num_heads, hidden // num_heads)
-        except AttributeError:
-            raise ValueError(f"{name}.strides = {x.strides}: the last axis must be contiguous to "
-                             "view it as heads") from None
-        return v
+        # Splitting one axis in two is always a view (any stride), never a copy.
+        return x.reshape(batch, seq, num_heads, hidden // num_heads)
     raise ValueError(f"{name}.ndim = {x.ndim}: must be 4 ([batch, seq, heads, head_dim], or "
                      "[batch, heads, seq, head_dim] with layout='bhsd') or 3 "
                      "([batch, seq, heads * head_dim] with num_heads)")
@@ -133,6 +134,11 @@ def cache_args(cos, sin, half: int, batch: int, seq: int) -> dict:
     """cos / sin caches: [rows, r/2] read by position or [batch, seq, r/2] per token."""
     if cos is None and sin is None:
         return {"cos": None, "sin": None, "cache_dtype": "f32", "cache_per_token": False}
+    if (type(cos) is np.ndarray and type(sin) is np.ndarray and cos.ndim == 2
+            and cos.shape == sin.shape and cos.dtype == sin.dtype and cos.shape[1] == half
+            and cos.dtype == np.float32 and cos.flags.c_contiguous and sin.flags.c_contiguous):
+        # The common case (float32 tables read by position) without copies or conversions.
+        return {"cos": cos, "sin": sin, "cache_dtype": "f32", "cache_per_token": False}
     if cos is None or sin is None:
         raise ValueError("cos and sin: give both or neither")
     cos, sin = np.ascontiguousarray(cos), np.ascontiguousarray(sin)
@@ -165,27 +171,33 @@ def table_arg(table):
     return inner
 
 
-def rope_call(q, k, *, positions, offset, base, inv_freq, config, layer_type, pairs, rotary_dim,
+def rope_call(q, k, positions, offset, base, inv_freq, config, layer_type, pairs, rotary_dim,
               inverse, attention_factor, cos, sin, table, out_q, out_k, arithmetic, threads,
               layout, num_heads, num_kv_heads, mode):
-    """Validates and converts apply_rope's arguments; returns the C++ keyword arguments and the
-    user-shaped outputs (out_q, out_k)."""
-    from posenc import _posenc
+    """Validates and converts apply_rope's arguments, calls the C++ layer and returns the
+    user-shaped outputs (out_q, out_k).
 
+    Arguments are positional, in apply_rope's order, and the C++ call is positional: at decode
+    sizes the kernel takes well under a microsecond, so this function's own cost is what a Python
+    caller sees (tools/bench_onnxruntime.py at 1 token). The checks and their order are those of
+    the helpers above."""
     if q is None and k is None:
         raise ValueError("q and k: at least one must be given")
-    q = None if q is None else as_array(q, "q")
-    k = None if k is None else as_array(k, "k")
+    if q is not None and not isinstance(q, np.ndarray):
+        as_array(q, "q")
+    if k is not None and not isinstance(k, np.ndarray):
+        as_array(k, "k")
     first = q if q is not None else k
-    dt = dtype_name(first, "q" if q is not None else "k")
+    dt = _DTYPES.get(first.dtype)
+    if dt is None:
+        dtype_name(first, "q" if q is not None else "k")
     if q is not None and k is not None and k.dtype != q.dtype:
         raise ValueError(f"k.dtype = {k.dtype}: must equal q.dtype = {q.dtype}")
     if num_kv_heads is None:
         num_kv_heads = num_heads
     qv = None if q is None else logical_view(q, "q", layout, num_heads)
     kv = None if k is None else logical_view(k, "k", layout, num_kv_heads)
-    lead = qv if qv is not None else kv
-    batch, seq, _, head_dim = lead.shape
+    batch, seq, _, head_dim = (qv if qv is not None else kv).shape
     if mode == "reference_f64":
         oq = None if q is None else np.empty(qv.shape, np.float64)
         ok_ = None if k is None else np.empty(kv.shape, np.float64)
@@ -202,21 +214,41 @@ def rope_call(q, k, *, positions, offset, base, inv_freq, config, layer_type, pa
         raise ValueError("table and cos/sin: give one source of cos/sin")
     if layer_type is not None and config is None:
         raise ValueError(f"layer_type = {layer_type!r}: needs config")
-    r = head_dim if not rotary_dim else int(rotary_dim)
-    kwargs = dict(
-        q=None if q is None else raw(qv), k=None if k is None else raw(kv),
-        q_out=None if oqv is None else (oqv if mode == "reference_f64" else raw(oqv)),
-        k_out=None if okv is None else (okv if mode == "reference_f64" else raw(okv)),
-        dtype=dt, mode=mode, pairs=pairs_code(pairs), rotary_dim=int(rotary_dim or 0),
-        inverse=bool(inverse), base=float(base), inv_freq=inv_freq_arg(inv_freq),
-        attention_factor=float(attention_factor), table=table_arg(table), config=config,
-        layer_type=layer_type, arithmetic=arithmetic_code(arithmetic), threads=int(threads),
-        **positions_args(positions, offset, batch, seq),
-        **cache_args(cos, sin, r // 2, batch, seq))
-    if kwargs["cos"] is not None and kwargs["cache_per_token"] and positions is not None:
-        raise ValueError("positions: unused with per-token caches [batch, seq, rotary_dim / 2]; "
-                         "give 2-D caches [rows, rotary_dim / 2] to read them by position")
-    _posenc.rope(**kwargs)
+    if dt != "f32":  # 16-bit types travel as uint16 bit patterns (raw)
+        qv, kv = raw(qv) if qv is not None else None, raw(kv) if kv is not None else None
+        if mode != "reference_f64":
+            oqv = raw(oqv) if oqv is not None else None
+            okv = raw(okv) if okv is not None else None
+    # The conversions in the order of the helpers' checks; the common values without a call.
+    pairs_c = _PAIRS.get(pairs, -1) if pairs is None or type(pairs) is str else -1
+    if pairs_c < 0:
+        pairs_c = pairs_code(pairs)
+    rotary, inverse, base = int(rotary_dim or 0), bool(inverse), float(base)
+    inv = None if inv_freq is None else inv_freq_arg(inv_freq)
+    attention_factor = float(attention_factor)
+    tab = None if table is None else table_arg(table)
+    arith = _ARITHMETIC.get(arithmetic, -1) if type(arithmetic) is str else -1
+    if arith < 0:
+        arith = arithmetic_code(arithmetic)
+    threads = int(threads)
+    if positions is None and type(offset) is int:  # the common case of positions_args
+        ids, batch_offsets = None, None
+    else:
+        pos = positions_args(positions, offset, batch, seq)
+        ids, batch_offsets, offset = pos["ids"], pos["batch_offsets"], pos["offset"]
+    if cos is None and sin is None:
+        cos_r, sin_r, cache_dt, per_token = None, None, "f32", False
+    else:
+        c = cache_args(cos, sin, (head_dim if not rotary_dim else int(rotary_dim)) // 2, batch,
+                       seq)
+        cos_r, sin_r, cache_dt, per_token = c["cos"], c["sin"], c["cache_dtype"], \
+            c["cache_per_token"]
+        if per_token and positions is not None:
+            raise ValueError("positions: unused with per-token caches [batch, seq, rotary_dim / 2]; "
+                             "give 2-D caches [rows, rotary_dim / 2] to read them by position")
+    _posenc.rope(qv, kv, oqv, okv, dt, mode, pairs_c, rotary, inverse, base, inv,
+                 attention_factor, ids, batch_offsets, int(offset), cos_r, sin_r, cache_dt,
+                 per_token, tab, config, layer_type, arith, threads)
     if mode == "reference_f64":
         # Back to the user's layout (the C++ layer wrote logical [batch, seq, heads, head_dim]).
         oq = None if q is None else _user_layout(oq, q, layout)

@@ -17,12 +17,9 @@ def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=No
     if config is not None:
         raise ValueError("config: posenc.reference.apply_rope takes inv_freq / attention_factor "
                          "(from posenc.frequencies), not a config")
-    return _args.rope_call(
-        q, k, positions=positions, offset=offset, base=base, inv_freq=inv_freq, config=None,
-        layer_type=layer_type, pairs=pairs, rotary_dim=rotary_dim, inverse=inverse,
-        attention_factor=attention_factor, cos=cos, sin=sin, table=table, out_q=out_q,
-        out_k=out_k, arithmetic=arithmetic, threads=threads, layout=layout, num_heads=num_heads,
-        num_kv_heads=num_kv_heads, mode="reference")
+    return _args.rope_call(q, k, positions, offset, base, inv_freq, None, layer_type, pairs,
+                           rotary_dim, inverse, attention_factor, cos, sin, table, out_q, out_k,
+                           arithmetic, threads, layout, num_heads, num_kv_heads, "reference")
 
 
 def apply_rope_f64(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=None,
@@ -30,9 +27,6 @@ def apply_rope_f64(q, k=None, *, positions=None, offset=0, base=10000.0, inv_fre
                    sin=None, layout="bshd", num_heads=None, num_kv_heads=None, table=None):
     """The unrounded float64 results (new arrays in q's / k's shape; pass-through channels
     included): the exact value that the contract's ulp bounds are measured from."""
-    return _args.rope_call(
-        q, k, positions=positions, offset=offset, base=base, inv_freq=inv_freq, config=None,
-        layer_type=None, pairs=pairs, rotary_dim=rotary_dim, inverse=inverse,
-        attention_factor=attention_factor, cos=cos, sin=sin, table=table, out_q=None, out_k=None,
-        arithmetic="f64", threads=0, layout=layout, num_heads=num_heads,
-        num_kv_heads=num_kv_heads, mode="reference_f64")
+    return _args.rope_call(q, k, positions, offset, base, inv_freq, None, None, pairs,
+                           rotary_dim, inverse, attention_factor, cos, sin, table, None, None,
+                           "f64", 0, layout, num_heads, num_kv_heads, "reference_f64")

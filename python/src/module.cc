@@ -12,6 +12,7 @@
 // one, "full_attention"). ModelConfig::ForLayerType is the one place that maps a layer type name
 // to the RopeConfig used.
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,18 +74,65 @@ void CheckItemSize(const Array& a, DType dtype, const char* name) {
   }
 }
 
-template <typename Array>
-Tensor ToTensor(const Array& a, DType dtype, const char* name) {
+// An array argument of `rope` read through the buffer protocol, held for the call. nanobind's
+// ndarray import goes through DLPack (~0.3 us an array); a decode step passes up to six arrays,
+// which took more time than the kernel. None gives an absent view.
+class ArrayBuffer {
+ public:
+  ArrayBuffer(nb::handle obj, bool writable) {
+    if (obj.is_none()) return;
+    const int flags = writable ? PyBUF_RECORDS : PyBUF_RECORDS_RO;  // strides and format
+    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw nb::python_error();
+    held_ = true;
+  }
+  ~ArrayBuffer() {
+    if (held_) PyBuffer_Release(&view_);
+  }
+  ArrayBuffer(const ArrayBuffer&) = delete;
+  ArrayBuffer& operator=(const ArrayBuffer&) = delete;
+
+  explicit operator bool() const { return held_; }
+  void* data() const { return view_.buf; }
+  size_t ndim() const { return static_cast<size_t>(view_.ndim); }
+  size_t itemsize() const { return static_cast<size_t>(view_.itemsize); }
+  size_t shape(size_t i) const { return static_cast<size_t>(view_.shape[i]); }
+  bool is_float64() const {
+    return view_.itemsize == 8 && view_.format != nullptr && std::strcmp(view_.format, "d") == 0;
+  }
+  size_t size() const {
+    size_t n = 1;
+    for (size_t i = 0; i < ndim(); ++i) n *= shape(i);
+    return n;
+  }
+  // Stride of axis i in elements; an array whose byte stride is not a whole number of elements
+  // (possible with numpy's as_strided) is refused.
+  int64_t stride(size_t i, const char* name) const {
+    const Py_ssize_t bytes = view_.strides[i];
+    if (bytes % view_.itemsize != 0) {
+      throw nb::value_error((std::string(name) + ": stride of " + std::to_string(bytes) +
+                             " bytes on axis " + std::to_string(i) +
+                             " is not a whole number of elements")
+                                .c_str());
+    }
+    return static_cast<int64_t>(bytes / view_.itemsize);
+  }
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
+Tensor ToTensor(const ArrayBuffer& a, DType dtype, const char* name) {
   if (a.ndim() != 4) {
     throw nb::value_error((std::string(name) + " must be a 4-D view").c_str());
   }
   CheckItemSize(a, dtype, name);
   Tensor t;
-  t.data = const_cast<void*>(static_cast<const void*>(a.data()));
+  t.data = a.data();
   t.dtype = dtype;
   for (size_t i = 0; i < 4; ++i) {
     t.shape[i] = static_cast<int64_t>(a.shape(i));
-    t.strides[i] = a.stride(i);
+    t.strides[i] = a.stride(i, name);
   }
   return t;
 }
@@ -173,36 +221,37 @@ Frequencies ToFrequencies(double base, const std::optional<Doubles>& inv_freq,
 // ---------------------------------------------------------------- RoPE
 // mode: "kernel" (posenc::ApplyRope), "reference" (reference::ApplyRope, same outputs' dtype) or
 // "reference_f64" (reference::ApplyRopeF64 into q_out / k_out, contiguous float64).
-void Rope(const std::optional<InArray>& q, const std::optional<InArray>& k,
-          const std::optional<OutArray>& q_out, const std::optional<OutArray>& k_out,
+void Rope(nb::handle q_obj, nb::handle k_obj, nb::handle q_out_obj, nb::handle k_out_obj,
           const std::string& dtype_name, const std::string& mode, int pairs, int64_t rotary_dim,
           bool inverse, double base, const std::optional<Doubles>& inv_freq,
           double attention_factor, const std::optional<Ints>& ids,
-          const std::optional<Ints>& batch_offsets, int64_t offset,
-          const std::optional<InArray>& cos, const std::optional<InArray>& sin,
-          const std::string& cache_dtype, bool cache_per_token, const Table* table,
-          const ModelConfig* config, const std::optional<std::string>& layer_type,
-          int arithmetic, int threads) {
+          const std::optional<Ints>& batch_offsets, int64_t offset, nb::handle cos_obj,
+          nb::handle sin_obj, const std::string& cache_dtype, bool cache_per_token,
+          const Table* table, const ModelConfig* config,
+          const std::optional<std::string>& layer_type, int arithmetic, int threads) {
   const DType dtype = ParseDType(dtype_name);
+  const ArrayBuffer q(q_obj, false), k(k_obj, false);
+  const ArrayBuffer q_out(q_out_obj, true), k_out(k_out_obj, true);
+  const ArrayBuffer cos(cos_obj, false), sin(sin_obj, false);
   RopeTensors t;
-  if (q) t.q = ToTensor(*q, dtype, "q");
-  if (k) t.k = ToTensor(*k, dtype, "k");
+  if (q) t.q = ToTensor(q, dtype, "q");
+  if (k) t.k = ToTensor(k, dtype, "k");
   const bool f64 = mode == "reference_f64";
   if (mode != "kernel" && mode != "reference" && !f64) {
     throw nb::value_error(
         ("mode = \"" + mode + "\": must be kernel, reference or reference_f64").c_str());
   }
   if (f64) {  // q_out / k_out: contiguous float64, one per input element (python/posenc/_args.py)
-    auto check = [](const std::optional<OutArray>& out, const std::optional<InArray>& in) {
-      if (out && (out->dtype() != nb::dtype<double>() || !in || out->size() != in->size())) {
+    auto check = [](const ArrayBuffer& out, const ArrayBuffer& in) {
+      if (out && (!out.is_float64() || !in || out.size() != in.size())) {
         throw nb::value_error("reference_f64 outputs must be float64 arrays of the inputs' size");
       }
     };
     check(q_out, q);
     check(k_out, k);
   } else {
-    if (q_out) t.q_out = ToTensor(*q_out, dtype, "out_q");
-    if (k_out) t.k_out = ToTensor(*k_out, dtype, "out_k");
+    if (q_out) t.q_out = ToTensor(q_out, dtype, "out_q");
+    if (k_out) t.k_out = ToTensor(k_out, dtype, "out_k");
   }
   RopeParams p;
   p.pairs = static_cast<PairLayout>(pairs);
@@ -215,12 +264,12 @@ void Rope(const std::optional<InArray>& q, const std::optional<InArray>& k,
   if (cos && sin) {
     CosSinCache c;
     c.dtype = ParseDType(cache_dtype);
-    CheckItemSize(*cos, c.dtype, "cos");
-    CheckItemSize(*sin, c.dtype, "sin");
+    CheckItemSize(cos, c.dtype, "cos");
+    CheckItemSize(sin, c.dtype, "sin");
     c.kind = cache_per_token ? CosSinCache::Kind::kPerToken : CosSinCache::Kind::kByPosition;
-    c.cos = cos->data();
-    c.sin = sin->data();
-    c.rows = static_cast<int64_t>(cos->shape(0));
+    c.cos = cos.data();
+    c.sin = sin.data();
+    c.rows = static_cast<int64_t>(cos.shape(0));
     p.source = CosSinSource::Cache(c);
   } else if (table != nullptr) {
     p.source = CosSinSource::Table(table->table.get());
@@ -234,8 +283,8 @@ void Rope(const std::optional<InArray>& q, const std::optional<InArray>& k,
     } else if (mode == "reference") {
       st = reference::ApplyRope(t, p);
     } else {
-      st = reference::ApplyRopeF64(t, p, q_out ? static_cast<double*>(q_out->data()) : nullptr,
-                                   k_out ? static_cast<double*>(k_out->data()) : nullptr);
+      st = reference::ApplyRopeF64(t, p, q_out ? static_cast<double*>(q_out.data()) : nullptr,
+                                   k_out ? static_cast<double*>(k_out.data()) : nullptr);
     }
   }
   Check(st);

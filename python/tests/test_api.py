@@ -412,6 +412,12 @@ def test_bad_input_raises_with_the_library_message_and_writes_nothing(rng):
         posenc.apply_rope(q.astype(np.float64))
     with pytest.raises(ValueError, match="stride"):
         posenc.apply_rope(q[:, ::-1])  # negative strides
+    # A byte stride that is not a whole number of elements (numpy allows it; posenc refuses).
+    odd = np.ndarray((1, 4, 2, 8), np.float32, np.zeros(1024, np.uint8), 0, (512, 128, 64, 6))
+    with pytest.raises(ValueError, match="q: stride of 6 bytes on axis 3"):
+        posenc.apply_rope(odd)
+    with pytest.raises(ValueError, match="out_q: stride of 6 bytes on axis 3"):
+        posenc.apply_rope(q, out_q=odd)
     with pytest.raises(ValueError, match="pairs = 'zigzag'"):
         posenc.apply_rope(q, pairs="zigzag")
     with pytest.raises(ValueError, match="arithmetic"):
