@@ -34,7 +34,20 @@ struct HalfCase {
   int64_t head_pad = 0;
   RopeParams params;
   bool in_place = true;
+  bool specials = false;  // plant NaN, Inf, subnormals and the extremes among the inputs
 };
+
+// Special storage values planted every fifth element by a `specials` case (which also fills its
+// second head with values below 2^-125, whose rotations are f32 subnormals: stores that bf16's
+// AVX512_BF16 conversion would flush to zero): NaNs (both signs, a payload), infinities,
+// subnormals, the smallest normals and the largest finite.
+uint16_t SpecialHalf(DType dtype, size_t i) {
+  static const uint16_t kBF16[] = {0x7FC0, 0xFFC1, 0x7F80, 0xFF80, 0x0001, 0x8035,
+                                   0x007F, 0x0080, 0x8080, 0x7F7F, 0xFF7F, 0x0000};
+  static const uint16_t kF16[] = {0x7E00, 0xFE01, 0x7C00, 0xFC00, 0x0001, 0x8035,
+                                  0x03FF, 0x0400, 0x8400, 0x7BFF, 0xFBFF, 0x0000};
+  return (dtype == DType::kBF16 ? kBF16 : kF16)[(i / 5) % 12];
+}
 
 // Runs the case on half tensors and checks both properties; also returns the output bits.
 std::vector<uint16_t> CheckHalfCase(const HalfCase& c, const char* what) {
@@ -43,7 +56,17 @@ std::vector<uint16_t> CheckHalfCase(const HalfCase& c, const char* what) {
   std::vector<float> values(n);
   test::FillNormal(values.data(), n, 31);
   std::vector<uint16_t> in(n), out(n, 0x7E7E);
-  for (size_t i = 0; i < n; ++i) in[i] = Round(c.dtype, values[i]);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = Round(c.dtype, values[i]);
+    if (!c.specials) continue;
+    if (static_cast<int64_t>(i) / stride_h % c.heads == 1) {  // a head of tiny values only:
+      uint16_t bits;                                          // its rotations are f32 subnormals
+      std::memcpy(&bits, &values[i], 2);
+      in[i] = static_cast<uint16_t>(bits & (c.dtype == DType::kBF16 ? 0x80FF : 0x83FF));
+    } else if (i % 5 == 0) {
+      in[i] = SpecialHalf(c.dtype, i);
+    }
+  }
   std::vector<float> widened(n);  // the half inputs, exactly, as f32
   EXPECT_TRUE(ConvertToF32(in.data(), c.dtype, n, widened.data()).ok());
   auto view = [&](void* data, DType dtype) {
@@ -69,8 +92,11 @@ std::vector<uint16_t> CheckHalfCase(const HalfCase& c, const char* what) {
   EXPECT_TRUE(reference::ApplyRopeF64(exact_t, c.params, exact.data(), nullptr).ok());
   Tensor got_view = view(const_cast<uint16_t*>(got.data()), c.dtype);
   const int64_t rotary = c.params.rotary_dim == 0 ? c.head_dim : c.params.rotary_dim;
-  EXPECT_LE(reference::MaxPairUlpError(got_view, exact_t.q, exact.data(), rotary, c.params.pairs), 1.0)
-      << what;
+  if (!c.specials) {  // the ulp measure is for finite values; specials: the RNE check below
+    EXPECT_LE(reference::MaxPairUlpError(got_view, exact_t.q, exact.data(), rotary, c.params.pairs),
+              1.0)
+        << what;
+  }
 
   // RNE of the f32 result: the f32 kernel (f32 arithmetic) on the widened inputs, rounded once.
   RopeTensors f32t;
@@ -106,6 +132,23 @@ HWY_NOINLINE void TestHalfRope() {
             c.in_place = in_place;
             CheckHalfCase(c, DTypeName(dtype));
           }
+}
+
+HWY_NOINLINE void TestSpecialValues() {
+  // Heads long enough for full-vector paired stores on every target (64 pairs), specials among
+  // the inputs: NaN outputs canonical, subnormal results rounded, overflow to Inf, as the f32
+  // kernel's result rounded once.
+  std::vector<int64_t> ids = {0, 1, 16777216, 12345678, -4, 4000, 131071, 77, 9999999, 5, 6, 7};
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved})
+      for (bool in_place : {true, false}) {
+        HalfCase c(dtype, 2, 6, 3, 128);
+        c.params.pairs = pairs;
+        c.params.positions = Positions::Ids(ids.data());
+        c.in_place = in_place;
+        c.specials = true;
+        CheckHalfCase(c, "specials");
+      }
 }
 
 HWY_NOINLINE void TestCachesOfAnyDtype() {
@@ -153,5 +196,6 @@ namespace posenc {
 HWY_BEFORE_TEST(RopeHalfTest);
 HWY_EXPORT_AND_TEST_P(RopeHalfTest, TestHalfRope);
 HWY_EXPORT_AND_TEST_P(RopeHalfTest, TestCachesOfAnyDtype);
+HWY_EXPORT_AND_TEST_P(RopeHalfTest, TestSpecialValues);
 }  // namespace posenc
 #endif

@@ -34,6 +34,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "lib/kernels/cpu_features.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc {
@@ -115,6 +116,38 @@ HWY_INLINE hn::Vec<hn::Rebind<uint32_t, DF>> F32ToBF16CanonicalHigh(DF df, hn::V
       hn::Add(u, hn::Add(hn::Set(du, 0x7FFF), hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1))));
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Set(du, 0x7FC00000u), rounded);
 }
+
+#if HWY_TARGET != HWY_SCALAR
+// v0 then v1 as 2 * Lanes(df) bf16 at p: F32ToBF16CanonicalHigh's bits (round to nearest even,
+// every NaN 0x7FC0). The upper halves of the u32 lanes narrow with one ConcatOdd.
+// On AVX3 with AVX512_BF16 (cpu_features.h) and full 16-lane vectors: one VCVTNE2PS2BF16 when
+// no lane is a NaN or an f32 subnormal. That instruction rounds every other f32 to nearest even
+// exactly as the integer rounding does (all 2^32 inputs compared on an AVX512_BF16 Xeon), but
+// it treats subnormal inputs as zero and keeps NaN payloads; such vectors (rare: a NaN or a
+// result below 2^-126) take the integer rounding. About 3x fewer operations per store.
+template <class DF>
+HWY_INLINE void StoreBF16Pair(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, uint16_t* HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (hn::MaxLanes(DF()) == 16) {
+    if (kernels::Avx512Bf16Stores()) {
+      constexpr int kNaNOrSubnormal = 0x01 | 0x20 | 0x80;  // QNaN, denormal, SNaN (VFPCLASSPS)
+      const unsigned special = static_cast<unsigned>(_mm512_fpclass_ps_mask(v0.raw, kNaNOrSubnormal)) |
+                               static_cast<unsigned>(_mm512_fpclass_ps_mask(v1.raw, kNaNOrSubnormal));
+      if (HWY_LIKELY(special == 0)) {
+        __m512i bits;  // lower 16 lanes: v0, upper: v1 (AT&T operand order: src2, src1, dst)
+        asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(bits) : "v"(v1.raw), "v"(v0.raw));
+        _mm512_storeu_si512(p, bits);
+        return;
+      }
+    }
+  }
+#endif
+  const hn::Repartition<uint16_t, DF> d16;  // 2 * Lanes(df) lanes
+  const auto hi0 = hn::BitCast(d16, F32ToBF16CanonicalHigh(df, v0));
+  const auto hi1 = hn::BitCast(d16, F32ToBF16CanonicalHigh(df, v1));
+  hn::StoreU(hn::ConcatOdd(d16, hi1, hi0), d16, p);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
 
 template <class DF>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> F32ToF16Bits(DF df, hn::Vec<DF> v) {

@@ -336,9 +336,9 @@ struct HeadStorage {
   }
 };
 
-// bf16 heads: the rounded values sit in the upper halves of the u32 lanes, so two vectors narrow
-// into one full vector of 16-bit lanes with one ConcatOdd (not on SCALAR, which lacks it and has
-// 1-lane vectors) and one store. Every NaN is stored as 0x7FC0 directly: no probe.
+// bf16 heads: two vectors narrow into one full vector of 16-bit lanes and one store
+// (StoreBF16Pair: one ConcatOdd, or AVX512_BF16's conversion; not on SCALAR, whose vectors have
+// 1 lane). Every NaN is stored as 0x7FC0 directly: no probe.
 template <>
 struct HeadStorage<hwy::bfloat16_t, false> {
   using T = hwy::bfloat16_t;
@@ -360,10 +360,7 @@ struct HeadStorage<hwy::bfloat16_t, false> {
   template <bool kStream, class D>
   static HWY_INLINE void Store2(D d, hn::Vec<D> v0, hn::Vec<D> v1, T* p) {
     static_assert(!kStream, "streaming stores: f32 heads only");
-    const hn::Repartition<uint16_t, D> d16;  // 2 * Lanes(d) lanes
-    const auto hi0 = hn::BitCast(d16, F32ToBF16CanonicalHigh(d, v0));
-    const auto hi1 = hn::BitCast(d16, F32ToBF16CanonicalHigh(d, v1));
-    hn::StoreU(hn::ConcatOdd(d16, hi1, hi0), d16, reinterpret_cast<uint16_t*>(p));
+    StoreBF16Pair(d, v0, v1, reinterpret_cast<uint16_t*>(p));
   }
 #endif
 };
