@@ -3,7 +3,9 @@
 //
 // Row 0 of the block is the engine itself: f32(cos(fl(p0 * w))), f32(sin(...)). Each later row
 // rotates the previous row's double (c, s) by the engine's (cos w, sin w):
-//   c' = c * C - s * S,  s' = s * C + c * S      (Mul, Sub, Add; no FMA)
+//   c' = c * C - s * S,  s' = s * C + c * S      (MulSub / MulAdd over s * S and c * S: fused
+//                                                 where the target has FMA, one rounding fewer;
+//                                                 docs/math.md §9.6 bounds either form)
 // and is kept only where it provably rounds to the engine's f32: with eps[j] >= the proved
 // distance between the rotated double and the engine's double at position p0 + j
 // (docs/math.md §9.6), f32(c' - eps) == f32(c' + eps) means every value in between, the engine's
@@ -102,8 +104,8 @@ template <class D, class DF = hn::Rebind<float, D>>
 HWY_INLINE bool RotatePairs(D d, hn::Vec<D>& c, hn::Vec<D>& s, hn::Vec<D> rc, hn::Vec<D> rs,
                             hn::Vec<D> eps, hn::Vec<DF>& s_out, hn::Vec<DF>& c_out) {
   const hn::RebindToUnsigned<DF> du;
-  const auto c_next = hn::Sub(hn::Mul(c, rc), hn::Mul(s, rs));
-  s = hn::Add(hn::Mul(s, rc), hn::Mul(c, rs));
+  const auto c_next = hn::MulSub(c, rc, hn::Mul(s, rs));
+  s = hn::MulAdd(s, rc, hn::Mul(c, rs));
   c = c_next;
   s_out = DemoteF64ToF32(d, hn::Sub(s, eps));
   c_out = DemoteF64ToF32(d, hn::Sub(c, eps));
