@@ -241,6 +241,50 @@ TEST(RopeReproducibilityTest, HalfPrecisionBitwiseIdenticalAcrossTargetsAndThrea
   ExpectSameEverywhere(RunHalfBattery);
 }
 
+// A bf16 / f16 call of at least 32 MiB of heads prefetches the heads ahead (lib/core/rope_plan.h,
+// kPrefetchHeadsBytes); prefetches may reach past the tensor's end. Its bits must be those of
+// the same tokens rotated in calls of 512 tokens (which do not prefetch), on every target: bf16
+// half pairs serially, f16 interleaved pairs on 2 threads (32 MiB calls, few of them: this test
+// also runs under QEMU).
+TEST(RopeReproducibilityTest, LargeHalfPrecisionCallsEqualSmallCalls) {
+  const int64_t tokens = 4096, heads = 32, dim = 128, step = 512;
+  struct Case {
+    DType dtype;
+    PairLayout pairs;
+    int threads;
+  };
+  for (const Case& c : {Case{DType::kBF16, PairLayout::kHalf, 1},
+                        Case{DType::kF16, PairLayout::kInterleaved, 2}}) {
+    std::vector<float> values(static_cast<size_t>(tokens * heads * dim));
+    test::FillNormal(values.data(), values.size(), 77);
+    std::vector<uint16_t> q(values.size());
+    ASSERT_TRUE(ConvertFromF32(values.data(), q.size(), c.dtype, q.data()).ok());
+    RopeParams p;
+    p.pairs = c.pairs;
+    p.freqs.base = 500000.0;
+    std::vector<uint16_t> small = q;
+    for (int64_t first = 0; first < tokens; first += step) {
+      RopeTensors t;
+      t.q = TensorBSHD(small.data() + first * heads * dim, c.dtype, 1, step, heads, dim);
+      p.positions = Positions::Offset(first);
+      ASSERT_TRUE(ApplyRope(t, p).ok());
+    }
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      std::vector<uint16_t> big = q;
+      RopeTensors t;
+      t.q = TensorBSHD(big.data(), c.dtype, 1, tokens, heads, dim);
+      p.positions = Positions::Offset(0);
+      p.exec.max_threads = c.threads;
+      ASSERT_TRUE(ApplyRope(t, p).ok());
+      EXPECT_TRUE(big == small) << DTypeName(c.dtype) << " " << PairLayoutName(c.pairs) << " "
+                                << hwy::TargetName(target);
+      p.exec.max_threads = 0;
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+}
+
 // Special values where targets used to part ways (issue 13 items 2 and 11): Inf, NaN (quiet,
 // signalling, both signs), overflowing products and rotations, subnormals; attention factors
 // that make cos/sin overflow f32, underflow to subnormals, or vanish (Inf * 0 = NaN, whose sign
