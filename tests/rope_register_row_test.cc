@@ -112,12 +112,17 @@ void CheckOneCall(const RowOf<T, kF64>* row_cos, const RowOf<T, kF64>* row_sin, 
   T* in = in_buf.get() + lead;
   T* out = in_place ? in : out_buf.get() + lead;
   bool streamed = false;
-  // Odd leads also ask for the lines ahead (PrefetchHeadAhead, as a large bf16 / f16 call does),
-  // here past the buffer's end: the bytes written must not change, nothing may fault.
-  const int64_t prefetch_ahead = lead % 2 == 1 ? heads * in_stride : 0;
+  // Odd leads also ask for the lines ahead (HeadPrefetch, as large bf16 / f16 calls and calls
+  // out of place do), here past the buffers' ends: the bytes written must not change, nothing
+  // may fault.
+  HeadPrefetch prefetch;
+  if (lead % 2 == 1) {
+    prefetch.in_next_token = heads * in_stride;
+    prefetch.out_next_head = true;
+  }
   const bool took = RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(
-      row_cos, row_sin, half, in, in_stride, out, out_stride, heads, chunks, stream,
-      prefetch_ahead, streamed);
+      row_cos, row_sin, half, in, in_stride, out, out_stride, heads, chunks, stream, prefetch,
+      streamed);
   FenceStreamingStores();
   const char* what = in_place ? "in place" : stream ? "streaming" : "out of place";
   ASSERT_EQ(took, expect_taken) << "half " << half << " interleaved " << kInterleaved
@@ -221,7 +226,7 @@ HWY_NOINLINE void TestRegisterRowsStream() {
   bool streamed = false;
   ASSERT_TRUE((RegisterRowTokenHeads<float, false, false, false>(
       row.get(), row.get() + half, half, in.get(), static_cast<int64_t>(2 * half), out.get(),
-      static_cast<int64_t>(2 * half), 2, false, true, 0, streamed)));
+      static_cast<int64_t>(2 * half), 2, false, true, HeadPrefetch(), streamed)));
   FenceStreamingStores();
   EXPECT_EQ(streamed, static_cast<bool>(POSENC_STREAM_STORES));
   for (size_t h = 0; h < 2; ++h)

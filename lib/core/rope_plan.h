@@ -135,6 +135,18 @@ inline bool StreamsOutputs(const RopePlan& plan) {
   return HeadBytes(plan) >= kStreamingStoreBytes;
 }
 
+// Whether out-of-place f32 heads of the call ask for the next head's output lines while they
+// rotate one (lib/kernels/rope-inl.h, HeadPrefetch::out_next_head; the kernel applies it to the
+// tensors written out of place): not when the call streams its outputs. On the AVX-512 Xeon VM
+// (docs/performance.md section 3.15), 16 Llama-3-8B tokens with outputs 16 bytes past a 64-byte
+// boundary (numpy's alignment) took 18.9 -> 9.1 us with kF32 (aligned 8.3 -> 8.2; AVX2 16.2 ->
+// 9.8), 64 tokens 110 -> 70 us; kF64 gained above 1 MiB (64 tokens 83 -> 71 us) but lost below
+// (16 tokens 11.4 -> 12.3 us), hence its condition.
+inline bool PrefetchesOutputs(const RopePlan& plan) {
+  if (plan.dtype != DType::kF32 || StreamsOutputs(plan)) return false;
+  return !plan.f64_arithmetic || HeadBytes(plan) > kChunkedRegisterRowsMaxBytes;
+}
+
 }  // namespace kernels
 }  // namespace posenc
 

@@ -537,24 +537,43 @@ inline size_t RegisterRowChunkVectors(size_t V, bool chunks) {
   return 0;
 }
 
-// Software prefetching for calls where kernels::PrefetchesHeads holds: while head h of a token is
-// rotated, the lines of the head kPrefetchAheadBytes further on in the loop's order (the token's
-// heads, then the next token's: `next_token` elements on) are asked for (prefetcht0 on x86).
-// Measured in docs/performance.md section 3.15. Addresses are formed as integers: the head ahead
-// may lie past the end of the tensor (a prefetch never faults), where a pointer may not point.
+// What RotateTokenHeads asks the caches for while it rotates head h of a token (prefetcht0 on
+// x86; measured in docs/performance.md section 3.15):
+// - in_next_token != 0 (kernels::PrefetchesHeads: large bf16 / f16 calls): the input lines of
+//   the head kPrefetchAheadBytes further on in the loop's order (the token's heads, then the next
+//   token's, in_next_token elements on);
+// - out_next_head (kernels::PrefetchesOutputs: out of place, no streaming): the output lines of
+//   head h + 1, so that its stores, split across two lines where the output is not 64-byte
+//   aligned, find them in L1.
+// Addresses are formed as integers: a head ahead may lie past the end of a tensor (a prefetch
+// never faults), where a pointer may not point.
+struct HeadPrefetch {
+  int64_t in_next_token = 0;
+  bool out_next_head = false;
+};
 inline constexpr int64_t kPrefetchAheadBytes = 8192;
-template <class T>
-HWY_INLINE void PrefetchHeadAhead(const T* in, int64_t in_stride, int64_t heads, int64_t h,
-                                  int64_t next_token, size_t elements) {
-  if (next_token == 0) return;
-  const int64_t bytes = static_cast<int64_t>(elements * sizeof(T));
-  const int64_t ahead = h + std::max<int64_t>(1, kPrefetchAheadBytes / bytes);
-  const int64_t offset = ((ahead / heads) * next_token + (ahead % heads) * in_stride) *
-                         static_cast<int64_t>(sizeof(T));
-  const uintptr_t first = reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(offset);
-  for (uintptr_t line = first & ~uintptr_t{63}; line < first + static_cast<uintptr_t>(bytes);
-       line += 64) {
+
+HWY_INLINE void PrefetchLines(uintptr_t first, size_t bytes) {
+  for (uintptr_t line = first & ~uintptr_t{63}; line < first + bytes; line += 64) {
     hwy::Prefetch(reinterpret_cast<const char*>(line));
+  }
+}
+
+template <class T>
+HWY_INLINE void PrefetchForHead(const HeadPrefetch& pf, const T* in, int64_t in_stride,
+                                const T* out, int64_t out_stride, int64_t heads, int64_t h,
+                                size_t elements) {
+  const size_t bytes = elements * sizeof(T);
+  if (pf.in_next_token != 0) {
+    const int64_t ahead = h + std::max<int64_t>(1, kPrefetchAheadBytes / static_cast<int64_t>(bytes));
+    const int64_t offset = (ahead / heads) * pf.in_next_token + (ahead % heads) * in_stride;
+    PrefetchLines(reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(offset) * sizeof(T),
+                  bytes);
+  }
+  if (pf.out_next_head) {
+    PrefetchLines(reinterpret_cast<uintptr_t>(out) +
+                      static_cast<uintptr_t>((h + 1) * out_stride) * sizeof(T),
+                  bytes);
   }
 }
 
@@ -591,7 +610,7 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                   const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
                                   size_t elements, const T* in, int64_t in_stride, T* out,
                                   int64_t out_stride, int64_t heads, bool stream,
-                                  int64_t prefetch_ahead,
+                                  const HeadPrefetch& prefetch,
                                   hn::Vec<HeadProbeTag<RowOf<T, kF64>>>& p0,
                                   hn::Vec<HeadProbeTag<RowOf<T, kF64>>>& p1) {
   static_assert(K >= 1 && K <= kMaxRegisterRowVectors, "row vectors must fit the registers");
@@ -612,7 +631,7 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
     for (int64_t h = 0; h < heads; ++h) {
       const T* hi = in + h * in_stride + first;
       T* ho = out + h * out_stride + first;
-      if (first == 0) PrefetchHeadAhead(in, in_stride, heads, h, prefetch_ahead, 2 * half);
+      if (first == 0) PrefetchForHead(prefetch, in, in_stride, out, out_stride, heads, h, 2 * half);
       if constexpr (std::is_same_v<T, float>) {
         if (stream && StreamableHead(df, out + h * out_stride, kInterleaved ? 0 : half)) {
           streamed = true;
@@ -640,10 +659,10 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                       const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
                                       const T* in, int64_t in_stride, T* out, int64_t out_stride,
                                       int64_t heads, bool chunks, bool stream,
-                                      int64_t prefetch_ahead, bool& streamed) {
+                                      const HeadPrefetch& prefetch, bool& streamed) {
 #if !POSENC_REGISTER_ROW_VECTORS
   (void)cos, (void)sin, (void)half, (void)in, (void)in_stride, (void)out, (void)out_stride;
-  (void)heads, (void)chunks, (void)stream, (void)prefetch_ahead, (void)streamed;
+  (void)heads, (void)chunks, (void)stream, (void)prefetch, (void)streamed;
   return false;
 #else
   const size_t N = hn::Lanes(hn::ScalableTag<RowOf<T, kF64>>());
@@ -659,7 +678,7 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
     if constexpr (KK <= kMaxRegisterRowVectors) {                                          \
       s = RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse>(                          \
           cos, sin, half, elements, in, in_stride, out, out_stride, heads, stream,          \
-          prefetch_ahead, p0, p1);                                                         \
+          prefetch, p0, p1);                                                               \
     }                                                                                      \
     break;
     POSENC_REGISTER_ROW_CASE(1)
@@ -711,27 +730,26 @@ HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
 // copied. Register-resident rows where RegisterRowTokenHeads takes them (in place, or no tail to
 // copy; `chunks` as there), else RotateHeadT head by head. stream (f32 outputs out of place
 // only): streaming stores for the heads where StreamableHead holds; `streamed` becomes true if
-// one was issued (the caller fences once after its tokens). prefetch_ahead: 0, or the elements
-// from a head's input to the same head's input of the next token (kernels::NextTokenStride) for
-// the prefetches of PrefetchHeadAhead.
+// one was issued (the caller fences once after its tokens). prefetch: what to ask the caches for
+// (HeadPrefetch).
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
 HWY_INLINE void RotateTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                  const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, size_t tail,
                                  const T* in, int64_t in_stride, T* out, int64_t out_stride,
-                                 int64_t heads, bool chunks, bool stream, int64_t prefetch_ahead,
-                                 bool& streamed) {
+                                 int64_t heads, bool chunks, bool stream,
+                                 const HeadPrefetch& prefetch, bool& streamed) {
   const bool in_place = in == out;
   if ((in_place || tail == 0) &&
       RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(cos, sin, half, in, in_stride, out,
                                                              out_stride, heads, chunks, stream,
-                                                             prefetch_ahead, streamed)) {
+                                                             prefetch, streamed)) {
     return;
   }
   const hn::Rebind<float, hn::ScalableTag<RowOf<T, kF64>>> df_out;
   for (int64_t h = 0; h < heads; ++h) {
     const T* head_in = in + h * in_stride;
     T* head_out = out + h * out_stride;
-    PrefetchHeadAhead(in, in_stride, heads, h, prefetch_ahead, 2 * half);
+    PrefetchForHead(prefetch, in, in_stride, out, out_stride, heads, h, 2 * half);
     bool streamed_head = false;
     if constexpr (std::is_same_v<T, float>) {
       if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
