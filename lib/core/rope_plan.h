@@ -109,7 +109,7 @@ inline bool ChunksRegisterRows(const RopePlan& plan) {
 }
 
 // bf16 / f16 calls whose q and k heads hold at least this many bytes ask for the lines of the
-// heads 8 KiB ahead while they rotate (lib/kernels/rope-inl.h, PrefetchHeadAhead). On an
+// heads 8 KiB ahead while they rotate (lib/kernels/rope-inl.h, HeadPrefetch). On an
 // AVX-512 Xeon VM (docs/performance.md section 3.15), in-place Llama-3-8B calls of 4096 tokens
 // (40 MiB of bf16 or f16 heads; 5.9-6.5 ms without) took 0.42-0.60x the time with it, 2048-token
 // calls (20 MiB) about the same, 512-token calls 0.9-1.1x. f32 calls do not prefetch: there it

@@ -131,8 +131,9 @@ HWY_INLINE void StoreBF16Pair(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, uint16_t* H
   if constexpr (hn::MaxLanes(DF()) == 16) {
     if (kernels::Avx512Bf16Stores()) {
       constexpr int kNaNOrSubnormal = 0x01 | 0x20 | 0x80;  // QNaN, denormal, SNaN (VFPCLASSPS)
-      const unsigned special = static_cast<unsigned>(_mm512_fpclass_ps_mask(v0.raw, kNaNOrSubnormal)) |
-                               static_cast<unsigned>(_mm512_fpclass_ps_mask(v1.raw, kNaNOrSubnormal));
+      const unsigned special0 = _mm512_fpclass_ps_mask(v0.raw, kNaNOrSubnormal);
+      const unsigned special1 = _mm512_fpclass_ps_mask(v1.raw, kNaNOrSubnormal);
+      const unsigned special = special0 | special1;
       if (HWY_LIKELY(special == 0)) {
         __m512i bits;  // lower 16 lanes: v0, upper: v1 (AT&T operand order: src2, src1, dst)
         asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(bits) : "v"(v1.raw), "v"(v0.raw));

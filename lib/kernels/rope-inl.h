@@ -565,7 +565,8 @@ HWY_INLINE void PrefetchForHead(const HeadPrefetch& pf, const T* in, int64_t in_
                                 size_t elements) {
   const size_t bytes = elements * sizeof(T);
   if (pf.in_next_token != 0) {
-    const int64_t ahead = h + std::max<int64_t>(1, kPrefetchAheadBytes / static_cast<int64_t>(bytes));
+    const int64_t step = std::max<int64_t>(1, kPrefetchAheadBytes / static_cast<int64_t>(bytes));
+    const int64_t ahead = h + step;
     const int64_t offset = (ahead / heads) * pf.in_next_token + (ahead % heads) * in_stride;
     PrefetchLines(reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(offset) * sizeof(T),
                   bytes);

@@ -244,8 +244,9 @@ def rope_call(q, k, positions, offset, base, inv_freq, config, layer_type, pairs
         cos_r, sin_r, cache_dt, per_token = c["cos"], c["sin"], c["cache_dtype"], \
             c["cache_per_token"]
         if per_token and positions is not None:
-            raise ValueError("positions: unused with per-token caches [batch, seq, rotary_dim / 2]; "
-                             "give 2-D caches [rows, rotary_dim / 2] to read them by position")
+            raise ValueError("positions: unused with per-token caches [batch, seq, "
+                             "rotary_dim / 2]; give 2-D caches [rows, rotary_dim / 2] to read "
+                             "them by position")
     _posenc.rope(qv, kv, oqv, okv, dt, mode, pairs_c, rotary, inverse, base, inv,
                  attention_factor, ids, batch_offsets, int(offset), cos_r, sin_r, cache_dt,
                  per_token, tab, config, layer_type, arith, threads)
