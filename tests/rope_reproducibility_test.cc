@@ -269,17 +269,16 @@ TEST(RopeReproducibilityTest, LargeHalfPrecisionCallsEqualSmallCalls) {
       p.positions = Positions::Offset(first);
       ASSERT_TRUE(ApplyRope(t, p).ok());
     }
+    p.positions = Positions::Offset(0);
+    p.exec.max_threads = c.threads;
     for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
       hwy::SetSupportedTargetsForTest(target);
       std::vector<uint16_t> big = q;
       RopeTensors t;
       t.q = TensorBSHD(big.data(), c.dtype, 1, tokens, heads, dim);
-      p.positions = Positions::Offset(0);
-      p.exec.max_threads = c.threads;
       ASSERT_TRUE(ApplyRope(t, p).ok());
       EXPECT_TRUE(big == small) << DTypeName(c.dtype) << " " << PairLayoutName(c.pairs) << " "
                                 << hwy::TargetName(target);
-      p.exec.max_threads = 0;
     }
     hwy::SetSupportedTargetsForTest(0);
   }
