@@ -91,9 +91,7 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   RotationRowScratch<T, kF64> rows(half);
   // Register-resident rows (RotateTokenHeads), in chunks only in small calls; no streaming.
   const bool row_chunks = kernels::ChunksRegisterRows(plan);
-  // What the heads ask the caches for (rope-inl.h, HeadPrefetch; rope_plan.h).
-  const bool prefetch_in = kernels::PrefetchesHeads(plan);
-  const bool prefetch_out = kernels::PrefetchesOutputs(plan);
+  const PlanHeadPrefetch prefetch(plan);
   bool unused_streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -140,12 +138,9 @@ void MRopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
-      HeadPrefetch prefetch;
-      prefetch.in_next_token = prefetch_in ? kernels::NextTokenStride(plan, io) : 0;
-      prefetch.out_next_head = prefetch_out && io.in != io.out;
       RotateTokenHeads<T, kF64, kInterleaved, kInverse>(row_cos, row_sin, half, tail, in,
                                                      io.in_stride[2], out, io.out_stride[2],
-                                                     io.heads, row_chunks, false, prefetch,
+                                                     io.heads, row_chunks, false, prefetch.io[i],
                                                      unused_streamed);
     }
   }

@@ -105,9 +105,7 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
   RotationRowScratch<T, kF64> rows(half);
   // Register-resident rows (RotateTokenHeads), in chunks only in small calls; no streaming.
   const bool row_chunks = kernels::ChunksRegisterRows(plan);
-  // What the heads ask the caches for (rope-inl.h, HeadPrefetch; rope_plan.h).
-  const bool prefetch_in = kernels::PrefetchesHeads(plan);
-  const bool prefetch_out = kernels::PrefetchesOutputs(plan);
+  const PlanHeadPrefetch prefetch(plan);
   bool unused_streamed = false;
   const hn::ScalableTag<double> d;
   const hn::CappedTag<double, 1> d1;
@@ -149,12 +147,9 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
       const kernels::HeadsIO& io = plan.io[n];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
-      HeadPrefetch prefetch;
-      prefetch.in_next_token = prefetch_in ? kernels::NextTokenStride(plan, io) : 0;
-      prefetch.out_next_head = prefetch_out && io.in != io.out;
       RotateTokenHeads<T, kF64, kInterleaved, false>(row_cos, row_sin, half, tail, in,
                                                      io.in_stride[2], out, io.out_stride[2],
-                                                     io.heads, row_chunks, false, prefetch,
+                                                     io.heads, row_chunks, false, prefetch.io[n],
                                                      unused_streamed);
     }
   }

@@ -550,6 +550,8 @@ inline size_t RegisterRowChunkVectors(size_t V, bool chunks) {
 struct HeadPrefetch {
   int64_t in_next_token = 0;
   bool out_next_head = false;
+
+  bool Any() const { return in_next_token != 0 || out_next_head; }
 };
 inline constexpr int64_t kPrefetchAheadBytes = 8192;
 
@@ -605,8 +607,10 @@ HWY_INLINE void RegisterRowHead(D d, const hn::Vec<D> (&c)[K], const hn::Vec<D> 
 // K sin vectors are loaded once for all heads. The steps go two vectors at a time (TwoWith: the
 // paired bf16 stores) as the loop skeleton's do. Outputs are added into p0, p1 (not
 // canonicalised here). Returns whether a streaming store was issued (stream, f32 only: for the
-// heads where StreamableHead holds).
-template <class T, size_t K, bool kF64, bool kInterleaved, bool kInverse>
+// heads where StreamableHead holds). kPrefetch: whether to apply `prefetch` at all; a separate
+// instantiation keeps the test out of the head loop of the calls that prefetch nothing (decode:
+// ~25 ns of 0.47 us per Llama-3-8B token on AVX3, docs/performance.md section 3.16).
+template <class T, size_t K, bool kF64, bool kInterleaved, bool kInverse, bool kPrefetch>
 HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                   const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
                                   size_t elements, const T* in, int64_t in_stride, T* out,
@@ -632,7 +636,11 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
     for (int64_t h = 0; h < heads; ++h) {
       const T* hi = in + h * in_stride + first;
       T* ho = out + h * out_stride + first;
-      if (first == 0) PrefetchForHead(prefetch, in, in_stride, out, out_stride, heads, h, 2 * half);
+      if constexpr (kPrefetch) {
+        if (first == 0) {
+          PrefetchForHead(prefetch, in, in_stride, out, out_stride, heads, h, 2 * half);
+        }
+      }
       if constexpr (std::is_same_v<T, float>) {
         if (stream && StreamableHead(df, out + h * out_stride, kInterleaved ? 0 : half)) {
           streamed = true;
@@ -677,9 +685,12 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
 #define POSENC_REGISTER_ROW_CASE(KK)                                                       \
   case KK:                                                                                 \
     if constexpr (KK <= kMaxRegisterRowVectors) {                                          \
-      s = RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse>(                          \
-          cos, sin, half, elements, in, in_stride, out, out_stride, heads, stream,          \
-          prefetch, p0, p1);                                                               \
+      s = prefetch.Any() ? RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse, true>(   \
+                               cos, sin, half, elements, in, in_stride, out, out_stride,   \
+                               heads, stream, prefetch, p0, p1)                            \
+                         : RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse, false>(  \
+                               cos, sin, half, elements, in, in_stride, out, out_stride,   \
+                               heads, stream, prefetch, p0, p1);                           \
     }                                                                                      \
     break;
     POSENC_REGISTER_ROW_CASE(1)

@@ -40,6 +40,21 @@ HWY_INLINE const float* CacheRowF32(const void* base, DType dtype, int64_t row, 
   }
 }
 
+// What the heads of each of the plan's tensors ask the caches for (rope-inl.h, HeadPrefetch),
+// the same for every token of a call: rope_plan.h decides, once per call.
+struct PlanHeadPrefetch {
+  HeadPrefetch io[std::extent_v<decltype(kernels::RopePlan::io)>];
+
+  explicit PlanHeadPrefetch(const kernels::RopePlan& plan) {
+    const bool heads = kernels::PrefetchesHeads(plan);
+    const bool outputs = kernels::PrefetchesOutputs(plan);
+    for (int i = 0; i < plan.num_io; ++i) {
+      io[i].in_next_token = heads ? kernels::NextTokenStride(plan, plan.io[i]) : 0;
+      io[i].out_next_head = outputs && plan.io[i].in != plan.io[i].out;
+    }
+  }
+};
+
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
 void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
@@ -73,9 +88,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   // Rows too long for the registers go through them in chunks only in small calls (rope-inl.h,
   // RegisterRowTokenHeads).
   const bool row_chunks = kernels::ChunksRegisterRows(plan);
-  // What the heads ask the caches for (rope-inl.h, HeadPrefetch; rope_plan.h).
-  const bool prefetch_in = kernels::PrefetchesHeads(plan);
-  const bool prefetch_out = kernels::PrefetchesOutputs(plan);
+  const PlanHeadPrefetch prefetch(plan);
   bool streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -102,13 +115,10 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
       const kernels::HeadsIO& io = plan.io[i];
       const T* in = static_cast<const T*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
       T* out = static_cast<T*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
-      HeadPrefetch prefetch;
-      prefetch.in_next_token = prefetch_in ? kernels::NextTokenStride(plan, io) : 0;
-      prefetch.out_next_head = prefetch_out && io.in != io.out;
       RotateTokenHeads<T, kF64, kInterleaved, kInverse>(row_cos, row_sin, half, tail, in,
                                                          io.in_stride[2], out, io.out_stride[2],
-                                                         io.heads, row_chunks, stream, prefetch,
-                                                         streamed);
+                                                         io.heads, row_chunks, stream,
+                                                         prefetch.io[i], streamed);
     }
   }
   if (streamed) FenceStreamingStores();
