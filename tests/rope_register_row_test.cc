@@ -112,12 +112,14 @@ void CheckOneCall(const RowOf<T, kF64>* row_cos, const RowOf<T, kF64>* row_sin, 
   T* in = in_buf.get() + lead;
   T* out = in_place ? in : out_buf.get() + lead;
   bool streamed = false;
-  // Odd leads also ask for the lines ahead (HeadPrefetch, as large bf16 / f16 calls and calls
-  // out of place do), here past the buffers' ends: the bytes written must not change, nothing
-  // may fault.
+  // Odd leads also ask for the lines ahead (HeadPrefetch, as large calls and calls out of place
+  // do), here past the buffers' ends, into L1 or (padded heads) L2: the bytes written must not
+  // change, nothing may fault.
   HeadPrefetch prefetch;
   if (lead % 2 == 1) {
     prefetch.in_next_token = heads * in_stride;
+    prefetch.in_heads_ahead = heads + 2;
+    prefetch.in_to_l2 = pad != 0;
     prefetch.out_next_head = true;
   }
   const bool took = RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(

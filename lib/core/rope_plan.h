@@ -4,6 +4,7 @@
 #ifndef POSENC_LIB_CORE_ROPE_PLAN_H_
 #define POSENC_LIB_CORE_ROPE_PLAN_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "posenc/rope.h"
@@ -108,17 +109,37 @@ inline bool ChunksRegisterRows(const RopePlan& plan) {
   return HeadBytes(plan) <= kChunkedRegisterRowsMaxBytes;
 }
 
-// bf16 / f16 calls whose q and k heads hold at least this many bytes ask for the lines of the
-// heads 8 KiB ahead while they rotate (lib/kernels/rope-inl.h, HeadPrefetch). On an
-// AVX-512 Xeon VM (docs/performance.md section 3.15), in-place Llama-3-8B calls of 4096 tokens
-// (40 MiB of bf16 or f16 heads; 5.9-6.5 ms without) took 0.42-0.60x the time with it, 2048-token
-// calls (20 MiB) about the same, 512-token calls 0.9-1.1x. f32 calls do not prefetch: there it
-// took 1.1-1.25x the time at 20 MiB and 0.6-1.15x at 40-80 MiB, depending on the arithmetic.
+// Calls whose q and k heads hold at least this many bytes ask for the lines of the heads ahead
+// while they rotate (lib/kernels/rope-inl.h, HeadPrefetch): PrefetchAheadBytes ahead in the
+// loop's order, into the cache level PrefetchToL2 names. Measured on an AVX-512 Xeon VM
+// (docs/performance.md sections 3.15 and 3.16), in-place Llama-3-8B calls, 1 thread:
+// - bf16 / f16, 8 KiB ahead into L1: 4096 tokens (40 MiB; 5.9-6.5 ms without) took 0.42-0.60x
+//   the time, 2048 tokens (20 MiB) about the same, 512 tokens 0.9-1.1x. Into L2 it was no better.
+// - f32, 32 KiB ahead into L2: 3072 tokens (60 MiB) took 0.54-0.67x the time by default (on the
+//   fly, kF64) and 0.63-0.69x from a table with kF32, 4096 tokens (80 MiB) 0.54-0.56x and
+//   0.52-0.60x, 4096 tokens out of place 0.87x; but at 10-45 MiB the default took 1.09-1.36x.
+//   Between 45 and 60 MiB the calls without prefetching fell off a cliff (the VM's last-level
+//   cache) at a size that moved between runs. Into L1 (8-128 KiB ahead) f32 gained <= 8 %.
 constexpr int64_t kPrefetchHeadsBytes = int64_t{32} << 20;
+constexpr int64_t kPrefetchF32HeadsBytes = int64_t{56} << 20;
 
-// Whether the call prefetches its heads (kPrefetchHeadsBytes).
+// Whether the call prefetches its heads (kPrefetchHeadsBytes, kPrefetchF32HeadsBytes).
 inline bool PrefetchesHeads(const RopePlan& plan) {
-  return plan.dtype != DType::kF32 && HeadBytes(plan) >= kPrefetchHeadsBytes;
+  return HeadBytes(plan) >=
+         (plan.dtype == DType::kF32 ? kPrefetchF32HeadsBytes : kPrefetchHeadsBytes);
+}
+
+// How far ahead a prefetching call asks for its heads' lines, and whether into L2 rather than L1
+// (PrefetchesHeads).
+inline int64_t PrefetchAheadBytes(const RopePlan& plan) {
+  return plan.dtype == DType::kF32 ? int64_t{32} << 10 : int64_t{8} << 10;
+}
+inline bool PrefetchToL2(const RopePlan& plan) { return plan.dtype == DType::kF32; }
+
+// PrefetchAheadBytes as a number of heads (of the rotated elements each head's loop reads), >= 1.
+inline int64_t PrefetchAheadHeads(const RopePlan& plan) {
+  const int64_t head_bytes = plan.rotary_dim * (plan.dtype == DType::kF32 ? 4 : 2);
+  return std::max<int64_t>(1, PrefetchAheadBytes(plan) / std::max<int64_t>(1, head_bytes));
 }
 
 // The elements from a head of io's input to the same head of the next token: the next position,

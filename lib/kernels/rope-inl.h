@@ -537,27 +537,36 @@ inline size_t RegisterRowChunkVectors(size_t V, bool chunks) {
   return 0;
 }
 
-// What RotateTokenHeads asks the caches for while it rotates head h of a token (prefetcht0 on
-// x86; measured in docs/performance.md section 3.15):
-// - in_next_token != 0 (kernels::PrefetchesHeads: large bf16 / f16 calls): the input lines of
-//   the head kPrefetchAheadBytes further on in the loop's order (the token's heads, then the next
-//   token's, in_next_token elements on);
+// What RotateTokenHeads asks the caches for while it rotates head h of a token (measured in
+// docs/performance.md sections 3.15 and 3.16):
+// - in_next_token != 0 (kernels::PrefetchesHeads: large calls): the input lines of the head
+//   in_heads_ahead heads further on in the loop's order (the token's heads, then the next
+//   token's, in_next_token elements on), with prefetcht1 (into L2) where in_to_l2, else
+//   prefetcht0 (hints on x86; other architectures get the compiler's equivalent);
 // - out_next_head (kernels::PrefetchesOutputs: out of place, no streaming): the output lines of
-//   head h + 1, so that its stores, split across two lines where the output is not 64-byte
-//   aligned, find them in L1.
+//   head h + 1 into L1, so that its stores, split across two lines where the output is not
+//   64-byte aligned, find them there.
 // Addresses are formed as integers: a head ahead may lie past the end of a tensor (a prefetch
 // never faults), where a pointer may not point.
 struct HeadPrefetch {
   int64_t in_next_token = 0;
+  int64_t in_heads_ahead = 1;  // >= 1
+  bool in_to_l2 = false;
   bool out_next_head = false;
 
   bool Any() const { return in_next_token != 0 || out_next_head; }
 };
-inline constexpr int64_t kPrefetchAheadBytes = 8192;
 
+// Asks for the lines of [first, first + bytes): into L1, or with kL2 into L2.
+template <bool kL2 = false>
 HWY_INLINE void PrefetchLines(uintptr_t first, size_t bytes) {
   for (uintptr_t line = first & ~uintptr_t{63}; line < first + bytes; line += 64) {
-    hwy::Prefetch(reinterpret_cast<const char*>(line));
+    const char* p = reinterpret_cast<const char*>(line);
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, /*rw=*/0, /*locality=*/kL2 ? 2 : 3);  // prefetcht1 / prefetcht0
+#else
+    hwy::Prefetch(p);
+#endif
   }
 }
 
@@ -567,11 +576,15 @@ HWY_INLINE void PrefetchForHead(const HeadPrefetch& pf, const T* in, int64_t in_
                                 size_t elements) {
   const size_t bytes = elements * sizeof(T);
   if (pf.in_next_token != 0) {
-    const int64_t step = std::max<int64_t>(1, kPrefetchAheadBytes / static_cast<int64_t>(bytes));
-    const int64_t ahead = h + step;
+    const int64_t ahead = h + pf.in_heads_ahead;
     const int64_t offset = (ahead / heads) * pf.in_next_token + (ahead % heads) * in_stride;
-    PrefetchLines(reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(offset) * sizeof(T),
-                  bytes);
+    const uintptr_t first =
+        reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(offset) * sizeof(T);
+    if (pf.in_to_l2) {
+      PrefetchLines<true>(first, bytes);
+    } else {
+      PrefetchLines(first, bytes);
+    }
   }
   if (pf.out_next_head) {
     PrefetchLines(reinterpret_cast<uintptr_t>(out) +

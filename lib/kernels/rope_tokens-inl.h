@@ -50,6 +50,8 @@ struct PlanHeadPrefetch {
     const bool outputs = kernels::PrefetchesOutputs(plan);
     for (int i = 0; i < plan.num_io; ++i) {
       io[i].in_next_token = heads ? kernels::NextTokenStride(plan, plan.io[i]) : 0;
+      io[i].in_heads_ahead = kernels::PrefetchAheadHeads(plan);
+      io[i].in_to_l2 = kernels::PrefetchToL2(plan);
       io[i].out_next_head = outputs && plan.io[i].in != plan.io[i].out;
     }
   }
