@@ -87,12 +87,14 @@ inline int64_t PositionOf(const Positions& p, int64_t b, int64_t s, int64_t seq)
 // out-of-place rows at 256 and 512 Llama-3-8B tokens (5 and 10 MiB) sit on either side.
 constexpr int64_t kStreamingStoreBytes = 7 << 20;
 
+// The bytes of one element of the call's heads (f32: 4; bf16, f16: 2).
+inline int64_t ElementBytes(const RopePlan& plan) { return plan.dtype == DType::kF32 ? 4 : 2; }
+
 // The bytes of the heads of q and k the call reads (out of place it writes as many).
 inline int64_t HeadBytes(const RopePlan& plan) {
   int64_t bytes = 0;
   for (int i = 0; i < plan.num_io; ++i) {
-    bytes += plan.tokens() * plan.io[i].heads * plan.head_dim *
-             static_cast<int64_t>(plan.dtype == DType::kF32 ? 4 : 2);
+    bytes += plan.tokens() * plan.io[i].heads * plan.head_dim * ElementBytes(plan);
   }
   return bytes;
 }
@@ -138,7 +140,7 @@ inline bool PrefetchToL2(const RopePlan& plan) { return plan.dtype == DType::kF3
 
 // PrefetchAheadBytes as a number of heads (of the rotated elements each head's loop reads), >= 1.
 inline int64_t PrefetchAheadHeads(const RopePlan& plan) {
-  const int64_t head_bytes = plan.rotary_dim * (plan.dtype == DType::kF32 ? 4 : 2);
+  const int64_t head_bytes = plan.rotary_dim * ElementBytes(plan);
   return std::max<int64_t>(1, PrefetchAheadBytes(plan) / std::max<int64_t>(1, head_bytes));
 }
 
