@@ -241,52 +241,6 @@ TEST(RopeReproducibilityTest, HalfPrecisionBitwiseIdenticalAcrossTargetsAndThrea
   ExpectSameEverywhere(RunHalfBattery);
 }
 
-// A call of at least 32 MiB of bf16 / f16 heads, or 56 MiB of f32 heads, prefetches the heads
-// ahead (lib/core/rope_plan.h, PrefetchesHeads); prefetches may reach past the tensor's end. Its
-// bits must be those of the same tokens rotated in calls of 512 tokens (which do not prefetch),
-// on every target: bf16 half pairs serially, f16 interleaved pairs on 2 threads, f32 half pairs
-// with the default arithmetic serially (one large call per target: this test also runs under
-// QEMU).
-TEST(RopeReproducibilityTest, LargeCallsEqualSmallCalls) {
-  const int64_t tokens = 4096, heads = 32, dim = 128, step = 512;  // 32 / 64 MiB (16-bit / f32)
-  struct Case {
-    DType dtype;
-    PairLayout pairs;
-    int threads;
-  };
-  for (const Case& c : {Case{DType::kBF16, PairLayout::kHalf, 1},
-                        Case{DType::kF16, PairLayout::kInterleaved, 2},
-                        Case{DType::kF32, PairLayout::kHalf, 1}}) {
-    const size_t bytes = DTypeSize(c.dtype);
-    std::vector<float> values(static_cast<size_t>(tokens * heads * dim));
-    test::FillNormal(values.data(), values.size(), 77);
-    std::vector<uint8_t> q(values.size() * bytes);
-    ASSERT_TRUE(ConvertFromF32(values.data(), values.size(), c.dtype, q.data()).ok());
-    RopeParams p;
-    p.pairs = c.pairs;
-    p.freqs.base = 500000.0;
-    std::vector<uint8_t> small = q;
-    for (int64_t first = 0; first < tokens; first += step) {
-      RopeTensors t;
-      t.q = TensorBSHD(small.data() + first * heads * dim * bytes, c.dtype, 1, step, heads, dim);
-      p.positions = Positions::Offset(first);
-      ASSERT_TRUE(ApplyRope(t, p).ok());
-    }
-    p.positions = Positions::Offset(0);
-    p.exec.max_threads = c.threads;
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      hwy::SetSupportedTargetsForTest(target);
-      std::vector<uint8_t> big = q;
-      RopeTensors t;
-      t.q = TensorBSHD(big.data(), c.dtype, 1, tokens, heads, dim);
-      ASSERT_TRUE(ApplyRope(t, p).ok());
-      EXPECT_TRUE(big == small) << DTypeName(c.dtype) << " " << PairLayoutName(c.pairs) << " "
-                                << hwy::TargetName(target);
-    }
-    hwy::SetSupportedTargetsForTest(0);
-  }
-}
-
 // Special values where targets used to part ways (issue 13 items 2 and 11): Inf, NaN (quiet,
 // signalling, both signs), overflowing products and rotations, subnormals; attention factors
 // that make cos/sin overflow f32, underflow to subnormals, or vanish (Inf * 0 = NaN, whose sign

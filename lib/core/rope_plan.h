@@ -113,8 +113,10 @@ inline bool ChunksRegisterRows(const RopePlan& plan) {
 
 // Calls whose q and k heads hold at least this many bytes ask for the lines of the heads ahead
 // while they rotate (lib/kernels/rope-inl.h, HeadPrefetch): PrefetchAheadBytes ahead in the
-// loop's order, into the cache level PrefetchToL2 names. Measured on an AVX-512 Xeon VM
-// (docs/performance.md sections 3.15 and 3.16), in-place Llama-3-8B calls, 1 thread:
+// loop's order, into the cache level PrefetchToL2 names; on Intel CPUs only (the kernels also
+// ask lib/kernels/cpu_features.h, SoftwareHeadPrefetch: on an AMD Zen 4 VM it cost at every
+// distance and cache level tried, docs/performance.md section 3.17). Measured on an AVX-512
+// Xeon VM (sections 3.15 and 3.16), in-place Llama-3-8B calls, 1 thread:
 // - bf16 / f16, 8 KiB ahead into L1: 4096 tokens (40 MiB; 5.9-6.5 ms without) took 0.42-0.60x
 //   the time, 2048 tokens (20 MiB) about the same, 512 tokens 0.9-1.1x. Into L2 it was no better.
 // - f32, 32 KiB ahead into L2: 3072 tokens (60 MiB) took 0.54-0.67x the time by default (on the

@@ -15,6 +15,7 @@
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
+#include "lib/kernels/cpu_features.h"
 #include "lib/kernels/half-inl.h"
 #include "lib/kernels/rope-inl.h"
 #include "lib/core/rope_plan.h"
@@ -41,12 +42,13 @@ HWY_INLINE const float* CacheRowF32(const void* base, DType dtype, int64_t row, 
 }
 
 // What the heads of each of the plan's tensors ask the caches for (rope-inl.h, HeadPrefetch),
-// the same for every token of a call: rope_plan.h decides, once per call.
+// the same for every token of a call: rope_plan.h decides, once per call, and for the heads
+// ahead also the CPU (cpu_features.h, SoftwareHeadPrefetch).
 struct PlanHeadPrefetch {
   HeadPrefetch io[std::extent_v<decltype(kernels::RopePlan::io)>];
 
   explicit PlanHeadPrefetch(const kernels::RopePlan& plan) {
-    const bool heads = kernels::PrefetchesHeads(plan);
+    const bool heads = kernels::PrefetchesHeads(plan) && kernels::SoftwareHeadPrefetch();
     const bool outputs = kernels::PrefetchesOutputs(plan);
     for (int i = 0; i < plan.num_io; ++i) {
       io[i].in_next_token = heads ? kernels::NextTokenStride(plan, plan.io[i]) : 0;
