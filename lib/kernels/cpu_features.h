@@ -31,7 +31,9 @@ bool CpuIsIntel();
 // Intel Xeon VM it took in-place 4096-token Llama-3-8B calls from 6.8-10.4 ms to 3.8-5.8 ms (f32)
 // and 16-bit ones to 0.42-0.60x the time; on an AMD Zen 4 VM the same calls took 1.04-1.30x the
 // time with it (f32, bf16, f16; every distance and cache level tried lost; docs/performance.md
-// section 3.17). Other CPUs were not measured and rely on the hardware's prefetchers alone.
+// section 3.17). On a 16-core Intel Xeon VM (family 6 model 207) one-thread 320 MiB calls took
+// 0.71-0.78x the time with it (section 3.18). Other CPUs were not measured and rely on the
+// hardware's prefetchers alone.
 // A prefetch changes no bit.
 extern std::atomic<bool> g_software_head_prefetch;
 inline bool SoftwareHeadPrefetch() {
