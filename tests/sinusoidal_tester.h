@@ -4,11 +4,13 @@
 // the buffers (padded after each token and batch, optionally misaligned; x normal values rounded
 // to the dtype), runs the op, and checks every written element against the double reference
 // (reference::WriteSinusoidalF64 / AddSinusoidalF64):
-//   - write, f32: within 0.5 ulp + 2^-50 of the exact sin / cos of the double angle;
+//   - write, f32: within 0.5 ulp + 2^-50 of the exact sin / cos of the double angle, plus what
+//     the reference's own frequencies may move it (SinusoidalFrequencyTerm);
 //   - write, bf16 / f16: the RNE of the f32 table entry of the same call, within 1 ulp of the
 //     storage type of the exact value;
 //   - add, f32: exactly f32(x * x_scale + the f32 table entry), within 0.5 ulp(out) + 2^-25 of
-//     x * x_scale + the exact entry (the table entry's own rounding);
+//     x * x_scale + the exact entry (the table entry's own rounding), plus the same frequency
+//     term;
 //   - add, bf16 / f16: the RNE of that f32 result, within 1 ulp of the storage type of the exact
 //     value;
 //   - nothing outside the output view written, and an out-of-place add leaves x as it was.
@@ -30,6 +32,7 @@
 #include "posenc/reference.h"
 #include "posenc/sinusoidal.h"
 #include "tests/rope_test_util.h"
+#include "tests/sinusoidal_frequency_term.h"
 
 namespace posenc {
 namespace test {
@@ -103,9 +106,10 @@ class SinusoidalTester {
                    : table[flat];
           bool ok;
           if (dtype_ == DType::kF32) {
-            ok = add_ ? got == f32_result &&
-                            std::fabs(got - e) <= 0.5 * UlpOf(got) + std::ldexp(1.0, -25)
-                      : std::fabs(got - e) <= 0.5 * UlpOf(e) + std::ldexp(1.0, -50);
+            const double frequency_term = SinusoidalFrequencyTerm(params_, d_, j, AnglePosition(b, s));
+            ok = add_ ? got == f32_result && std::fabs(got - e) <= 0.5 * UlpOf(got) +
+                                                                  std::ldexp(1.0, -25) + frequency_term
+                      : std::fabs(got - e) <= 0.5 * UlpOf(e) + std::ldexp(1.0, -50) + frequency_term;
           } else {
             ok = Bits(written, at) == Round(f32_result) &&
                  std::fabs(got - e) <= reference::UlpOf(dtype_, e);
@@ -127,6 +131,21 @@ class SinusoidalTester {
 
  private:
   size_t Size() const { return DTypeSize(dtype_); }
+  // The position the call gives token (b, s), plus position_offset (posenc/positions.h). The
+  // M-RoPE stream kinds, which the sinusoidal entries reject, never get this far.
+  double AnglePosition(int64_t b, int64_t s) const {
+    const Positions& p = params_.positions;
+    int64_t position = 0;
+    switch (p.kind) {
+      case Positions::Kind::kOffset: position = p.offset + s; break;
+      case Positions::Kind::kPerBatchOffsets: position = p.batch_offsets[b] + s; break;
+      case Positions::Kind::kIds32: position = p.ids32[b * seq_ + s]; break;
+      case Positions::Kind::kIds64: position = p.ids64[b * seq_ + s]; break;
+      case Positions::Kind::kStreamIds32:
+      case Positions::Kind::kStreamIds64: break;
+    }
+    return static_cast<double>(position) + static_cast<double>(params_.position_offset);
+  }
   int64_t StrideSeq() const { return d_ + token_pad_; }
   int64_t StrideBatch() const { return seq_ * StrideSeq() + batch_pad_; }
   size_t Offset(int64_t b, int64_t s, int64_t j) const {

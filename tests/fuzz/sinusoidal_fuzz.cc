@@ -7,7 +7,7 @@
 //   - a successful call changed no byte outside `out`, gives the same bits on every target, and
 //     - writes: each entry within 0.5 ulp (f32; halves: + 0.5 ulp of f32 from the double
 //       rounding) + 2^-50 of the exact sin/cos, plus what the reference's own frequencies may
-//       move it (FrequencyTerm), for |position + offset| <= 2^24;
+//       move it (tests/sinusoidal_frequency_term.h), for |position + offset| <= 2^24;
 //     - adds: each output is bit for bit T(f32(double(x) * x_scale + double(PE))) with PE the
 //       f32 table entry WriteSinusoidal gives for the same position (the contract "fused add ==
 //       table, then add"), NaN x propagating and x_scale 0 * Inf giving the canonical NaN.
@@ -22,6 +22,7 @@
 #include "posenc/half.h"
 #include "posenc/sinusoidal.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/sinusoidal_frequency_term.h"
 
 namespace posenc {
 namespace fuzz {
@@ -46,23 +47,6 @@ float ToF32(double v) {
 }
 
 double UlpAt(DType dtype, double m) { return reference::UlpOf(dtype, m); }
-
-// The reference computes its own frequencies (long double libm, one rounding to double) and
-// posenc its own (lib/freqs, correctly rounded except near ties): they agree within 4 double ulps
-// (docs/math.md section 3; tests/reference_freqs_test.cc), not always bit for bit (base 10000,
-// t2t, d 1030, i 62: the exact w is 0.49997 ulp from posenc's and 0.50003 from the
-// reference's). So the two double angles fl(a w) differ by up to |a| 4 ulp(w) plus the two
-// products' roundings, <= 5 * 2^-52 |a| w, and sin / cos by no more than their angles. w here is
-// libm's estimate of w_i (its magnitude is all the bound needs; the factor covers its error).
-double FrequencyTerm(const SinusoidalParams& p, int64_t d, int64_t j, double angle_pos) {
-  const int64_t half = d / 2;
-  const double i = static_cast<double>(
-      p.layout == SinusoidalLayout::kInterleaved ? j / 2 : half > 0 ? j % half : 0);
-  const double w = p.spacing == FrequencySpacing::kPaper
-                       ? std::pow(p.base, -2.0 * i / static_cast<double>(d))
-                       : std::exp(-i * std::log(p.base) / static_cast<double>(std::max<int64_t>(half - 1, 1)));
-  return std::ldexp(5.0 * std::fabs(angle_pos) * w * (1.0 + std::ldexp(1.0, -30)), -52);
-}
 
 void FuzzOne(FuzzedDataProvider& in) {
   Arena arena;
@@ -252,7 +236,7 @@ void FuzzOne(FuzzedDataProvider& in) {
           }
           const double tol = 0.5 * UlpAt(dtype, std::max(std::fabs(e), std::fabs(got))) +
                              (dtype == DType::kF32 ? 0.0 : 0.5 * UlpAt(DType::kF32, e)) + std::ldexp(1.0, -50) +
-                             (p.table == nullptr ? FrequencyTerm(p, d, j, angle_pos) : 0.0);
+                             (p.table == nullptr ? test::SinusoidalFrequencyTerm(p, d, j, angle_pos) : 0.0);
           if (!(std::fabs(got - e) <= tol)) {
             char msg[320];
             std::snprintf(msg, sizeof msg,
