@@ -15,6 +15,11 @@ and with its default settings (cos/sin computed on the fly, f64 rotation).
 Baselines on the same bytes: numpy copy (np.copyto, read + write) and in-place scale (x *= 1).
 Every figure is the median over --rounds rounds (default 3) of the mean over >= --min-time
 seconds of calls. ORT runs with intra_op_num_threads = --threads, posenc with threads = --threads.
+Every row but the baselines is checked after its timing: the outputs of its last call (the output
+buffers are filled with NaN before each row) against `reference` (float64 RoPE from the same f32
+caches), max |error| <= TOLERANCE, so a row that computes something else (another layout, other
+positions) or writes nothing fails the run (exit 1) instead of being compared; the JSON rows carry
+it as max_abs_error.
 
 Usage: . tools/python_env.sh && "$POSENC_VENV/bin/python" tools/bench_onnxruntime.py
            [--tokens 512 4096] [--threads 1] [--rounds 3] [--min-time 0.2] [--json FILE]
@@ -30,6 +35,10 @@ import time
 import numpy as np
 
 Q_HEADS, K_HEADS, HEAD, THETA, MAX_POS = 32, 8, 128, 500000.0, 8192
+# |x| <= 1, so outputs are below sqrt(2): each row's f32 rounding costs < 2^-22 and posenc's
+# default computes its own cos / sin (within 2^-24 of the caches'), < 5e-7 in all; a wrong
+# layout or wrong positions is off by O(0.1-1).
+TOLERANCE = 2.0 ** -20
 
 
 def cpu_model():
@@ -47,6 +56,26 @@ def caches():
     inv_freq = THETA ** (-np.arange(0, HEAD, 2, dtype=np.float64) / HEAD)
     angles = np.arange(MAX_POS, dtype=np.float64)[:, None] * inv_freq
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def reference(x, cos, sin):
+    """RoPE of x [1, tokens, heads * HEAD] (half pairs, positions 0 .. tokens - 1) in float64 from
+    the f32 caches: what every row but the baselines computes, up to its f32 rounding."""
+    tokens = x.shape[1]
+    v = x.astype(np.float64).reshape(1, tokens, -1, HEAD)
+    c = cos[:tokens].astype(np.float64)[None, :, None, :]
+    s = sin[:tokens].astype(np.float64)[None, :, None, :]
+    x1, x2 = v[..., :HEAD // 2], v[..., HEAD // 2:]
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1).reshape(x.shape)
+
+
+def max_abs_error(outputs, references):
+    """Largest |output - reference| over the pairs; NaN (never written, or NaN produced) is inf."""
+    err = 0.0
+    for out, ref in zip(outputs, references):
+        diff = np.abs(out.astype(np.float64) - ref)
+        err = max(err, float(np.max(np.where(np.isnan(diff), np.inf, diff))))
+    return err
 
 
 def seconds_per_call(fn, min_time, rounds):
@@ -124,7 +153,7 @@ def main(argv):
     except ImportError:
         posenc = None
     cos, sin = caches()
-    rows = []
+    rows, failures = [], []
     print(f"CPU: {cpu_model()}; onnxruntime {ort.__version__}; threads {args.threads}; "
           f"median of {args.rounds} rounds"
           + ("" if posenc else "; posenc Python package not installed: no posenc rows"))
@@ -165,20 +194,32 @@ def main(argv):
                 q, k, cos=cos, sin=sin, arithmetic="f32", **kw), "cache"))
             cases.append(("posenc default (on the fly, f64)", lambda: posenc.apply_rope(
                 q, k, base=THETA, **kw), "on_the_fly"))
+        refs = (reference(q, cos, sin), reference(k, cos, sin))
         for name, fn, source in cases:
+            baseline = source.startswith("baseline")
+            if not baseline:
+                yq.fill(np.nan)
+                yk.fill(np.nan)
             t = (t_scale if source == "baseline_scale" else t_copy if source == "baseline_memcpy"
                  else seconds_per_call(fn, args.min_time, args.rounds))
             gbps = nbytes / t / 1e9
             row = {"tokens": tokens, "row": name, "source": source, "threads": args.threads,
                    "us_per_call": t * 1e6, "gbps": gbps, "pct_of_scale": 100 * t_scale / t,
                    "pct_of_memcpy": 100 * t_copy / t, "bytes": nbytes}
+            if not baseline:
+                row["max_abs_error"] = max_abs_error((yq, yk), refs)
+                if not row["max_abs_error"] <= TOLERANCE:
+                    failures.append(f"{tokens} tokens, {name}: max |error| {row['max_abs_error']:.3g}"
+                                    f" > {TOLERANCE:.3g} against the float64 reference")
             rows.append(row)
             print(f"{tokens:>6} {name:<30} {t * 1e6:>10.1f} {gbps:>7.2f} {row['pct_of_scale']:>7.1f}% "
                   f"{row['pct_of_memcpy']:>6.1f}%")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu_model(), "onnxruntime": ort.__version__, "rows": rows}, f, indent=1)
-    return 0
+    for failure in failures:
+        print(f"bench_onnxruntime: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
