@@ -220,6 +220,67 @@ HWY_NOINLINE void TestTableAndCaches() {
   }
 }
 
+// Computed rows of consecutive positions come in blocks (the engine for the first row, a
+// rotation for the next, lib/kernels/rope_tokens-inl.h ComputedRows): every token of a call must
+// get the bits it gets alone (one CosSinRow), whatever the block cuts: runs longer than a block,
+// runs broken by ids or by the batch, negative positions, angles crossing 2^20 (where blocks stop),
+// rotary dims with 1-lane tails and partial rotary, both layouts and arithmetics. An attention
+// factor other than 1 takes one row per token: the same comparison holds.
+HWY_NOINLINE void TestComputedRowBlocksEqualTokensAlone() {
+  ExpectDispatchedHere();
+  struct Run {
+    const char* name;
+    int64_t batch, seq;
+    std::vector<int64_t> ids;  // [batch, seq]
+  };
+  std::vector<Run> runs;
+  auto run_from = [](const char* name, int64_t batch, int64_t seq, auto id) {
+    Run r{name, batch, seq, {}};
+    for (int64_t t = 0; t < batch * seq; ++t) r.ids.push_back(id(t));
+    return r;
+  };
+  runs.push_back(run_from("0..149 (2 full blocks and a part)", 1, 150, [](int64_t t) { return t; }));
+  runs.push_back(run_from("-70..9", 1, 80, [](int64_t t) { return t - 70; }));
+  runs.push_back(run_from("across 2^20", 1, 140, [](int64_t t) { return 1048500 + t; }));
+  runs.push_back(run_from("two batches from 5 and 3", 2, 70,
+                          [](int64_t t) { return t < 70 ? 5 + t : 3 + (t - 70); }));
+  runs.push_back(run_from("broken runs", 1, 90, [](int64_t t) {
+    return t < 40 ? t : t < 80 ? 60 + t : (t % 3);  // 0..39, 100..139, 2 0 1 2 0 ...
+  }));
+  for (const Run& r : runs)
+  for (int64_t rotary : {2, 34, 128, 20})
+  for (double factor : {1.0, 0.9})
+  for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32})
+  for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+    const int64_t heads = 3, head_dim = rotary == 20 ? 80 : rotary;
+    const int64_t per_token = heads * head_dim;
+    std::vector<float> whole(static_cast<size_t>(r.batch * r.seq * per_token));
+    test::FillNormal(whole.data(), whole.size(), 21);
+    std::vector<float> alone = whole;
+    RopeParams p;
+    p.pairs = pairs;
+    p.arithmetic = a;
+    p.rotary_dim = rotary;
+    p.freqs.base = rotary == 2 ? 10000.0 : 500000.0;
+    p.freqs.attention_factor = factor;
+    p.exec.max_threads = 1;
+    p.positions = Positions::Ids(r.ids.data());
+    RopeTensors t;
+    t.q = TensorBSHD(whole.data(), r.batch, r.seq, heads, head_dim);
+    ASSERT_TRUE(ApplyRope(t, p).ok());
+    for (size_t j = 0; j < r.ids.size(); ++j) {
+      RopeParams one = p;
+      one.positions = Positions::Offset(r.ids[j]);
+      RopeTensors tj;
+      tj.q = TensorBSHD(alone.data() + j * static_cast<size_t>(per_token), 1, 1, heads, head_dim);
+      ASSERT_TRUE(ApplyRope(tj, one).ok());
+    }
+    ASSERT_EQ(std::memcmp(whole.data(), alone.data(), 4 * whole.size()), 0)
+        << r.name << ", rotary " << rotary << ", factor " << factor << ", "
+        << (a == RotationArithmetic::kF64 ? "kF64" : "kF32") << ", " << PairLayoutName(pairs);
+  }
+}
+
 HWY_NOINLINE void TestThreadCounts() {
   ExpectDispatchedHere();
   for (RotationArithmetic a : {RotationArithmetic::kF64, RotationArithmetic::kF32}) {
@@ -304,6 +365,7 @@ HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestPositions);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestFrequenciesAndFactor);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestInverseUndoesForward);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestTableAndCaches);
+HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestComputedRowBlocksEqualTokensAlone);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestThreadCounts);
 HWY_EXPORT_AND_TEST_P(RopeKernelTest, TestStreamingStoresMatchInPlace);
 }  // namespace posenc

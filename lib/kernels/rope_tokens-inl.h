@@ -10,7 +10,9 @@
 #define POSENC_LIB_KERNELS_ROPE_TOKENS_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 
 #include "hwy/aligned_allocator.h"
@@ -20,6 +22,7 @@
 #include "lib/kernels/rope-inl.h"
 #include "lib/core/rope_plan.h"
 #include "lib/kernels/sincos-inl.h"
+#include "lib/kernels/sinusoidal_rotate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc {
@@ -59,6 +62,69 @@ struct PlanHeadPrefetch {
   }
 };
 
+// The computed cos/sin rows of a call's tokens, in order. With attention factor 1 (m · ĉ = ĉ)
+// tokens whose positions run p0, p0 + 1, ... get their rows a block at a time as sinusoidal
+// tables do (ConsecutiveRowBlocks: the engine for the first row, a rotation for the others, the
+// engine's bits, docs/math.md §9.6; about half the time a row on Zen 4); other calls one
+// CosSinRow a token. Row(t): cos at [0, half), sin at [half, 2 * half) of the returned row. Small and set up
+// only for computed calls of kMinBlockTokens or more (the blocks live on the heap): an optional made
+// GCC 12 zero 712 bytes with rep stos on every call, table calls included (~20 ns a decode step).
+class ComputedRows {
+ public:
+  // Blocks of at most this many floats (32 KiB), so they stay in L1 / L2 beside the heads.
+  static constexpr size_t kBlockFloats = 8192;
+  // Fewer tokens do not repay the set-up (the rotation steps cost one engine row, plus two
+  // allocations): 2 Llama-3-8B tokens took 2.06 against 1.90 us, 4 tokens 3.61 against 3.67 us
+  // (Zen 4, docs/performance.md section 3.20).
+  static constexpr int64_t kMinBlockTokens = 4;
+
+  ComputedRows(const kernels::RopePlan& plan, size_t half, int64_t begin, int64_t end,
+               float* one_row)
+      : plan_(plan), half_(half), end_(end), one_row_(one_row) {
+    if (plan.source != kernels::RowSource::kCompute || plan.attention_factor != 1.0 ||
+        end - begin < kMinBlockTokens) {
+      return;
+    }
+    max_rows_ = std::min(kSinusoidalBlockRows, std::max<size_t>(2, kBlockFloats / (2 * half)));
+    rows_ = hwy::AllocateAligned<float>(max_rows_ * 2 * half);
+    blocks_ = std::make_unique<ConsecutiveRowBlocks>(plan.inv_freq, half,
+                                                     SinusoidalLayout::kConcatCosSin);
+  }
+
+  const float* Row(int64_t t) {
+    if (!blocks_) {
+      CosSinRow(static_cast<double>(Position(t)), plan_.inv_freq, half_, plan_.attention_factor,
+                one_row_, one_row_ + half_);
+      return one_row_;
+    }
+    if (t < first_ || t >= last_) {
+      const auto position = [this](int64_t token) { return Position(token); };
+      const int64_t p0 = position(t);
+      size_t n = ConsecutiveRun(position, t, end_, max_rows_, p0);
+      float* rows[kSinusoidalBlockRows];
+      for (size_t j = 0; j < n; ++j) rows[j] = rows_.get() + j * 2 * half_;
+      n = blocks_->Write(p0, n, rows);
+      first_ = t;
+      last_ = t + static_cast<int64_t>(n);
+    }
+    return rows_.get() + static_cast<size_t>(t - first_) * 2 * half_;
+  }
+
+ private:
+  int64_t Position(int64_t t) const {
+    return kernels::PositionOf(plan_.positions, t / plan_.seq, t % plan_.seq, plan_.seq);
+  }
+
+  const kernels::RopePlan& plan_;
+  const size_t half_;
+  const int64_t end_;
+  float* const one_row_;  // 2 * half floats: the row of a call without blocks
+  size_t max_rows_ = 1;
+  hwy::AlignedFreeUniquePtr<float[]> rows_;  // max_rows_ rows of 2 * half floats
+  std::unique_ptr<ConsecutiveRowBlocks> blocks_;
+  int64_t first_ = 0, last_ = 0;  // the tokens whose rows rows_ holds
+};
+
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
 void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
@@ -93,6 +159,7 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   // RegisterRowTokenHeads).
   const bool row_chunks = kernels::ChunksRegisterRows(plan);
   const PlanHeadPrefetch prefetch(plan);
+  ComputedRows computed(plan, half, begin, end, scratch);
   bool streamed = false;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t b = t / plan.seq;
@@ -100,11 +167,8 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
     const float* cos;
     const float* sin;
     if (plan.source == kernels::RowSource::kCompute) {
-      const int64_t pos = kernels::PositionOf(plan.positions, b, s, plan.seq);
-      CosSinRow(static_cast<double>(pos), plan.inv_freq, half, plan.attention_factor, scratch,
-                scratch + half);
-      cos = scratch;
-      sin = scratch + half;
+      cos = computed.Row(t);
+      sin = cos + half;
     } else {
       const int64_t row = plan.source == kernels::RowSource::kPerToken
                               ? t

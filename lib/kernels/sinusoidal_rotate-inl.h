@@ -20,9 +20,12 @@
 #define POSENC_LIB_KERNELS_SINUSOIDAL_ROTATE_INL_H_
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
+#include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "lib/kernels/demote-inl.h"
 #include "lib/kernels/sincos-inl.h"
@@ -166,6 +169,69 @@ HWY_INLINE void SinusoidalBlockRows(const SinusoidalBlock& b) {
     case SinusoidalLayout::kConcatCosSin: return BlockRowsIn<SinusoidalLayout::kConcatCosSin>(b);
   }
 }
+
+// How many tokens t, t + 1, ... (at most max_rows, none at or past end) have the positions p0,
+// p0 + 1, ... with p0 = position(t): a run whose rows one block writes (no position past
+// INT64_MAX).
+template <class PositionOfToken>
+HWY_INLINE size_t ConsecutiveRun(const PositionOfToken& position, int64_t t, int64_t end,
+                                 size_t max_rows, int64_t p0) {
+  size_t n = 1;
+  int64_t next;
+  while (n < max_rows && t + static_cast<int64_t>(n) < end &&
+         !__builtin_add_overflow(p0, static_cast<int64_t>(n), &next) &&
+         position(t + static_cast<int64_t>(n)) == next) {
+    ++n;
+  }
+  return n;
+}
+
+// Rows of runs of consecutive positions for a caller that walks its tokens in order (the
+// sinusoidal tokens, and RoPE's computed rows with attention factor 1, rope_tokens-inl.h): the
+// rotation steps, computed for the first block of more than one row, and each block's bounds.
+// The rows are the engine's bits however the runs are cut (docs/math.md §9.6).
+class ConsecutiveRowBlocks {
+ public:
+  // w: the half frequencies (read, not copied); layout: where a row's c and s lanes go.
+  ConsecutiveRowBlocks(const double* w, size_t half, SinusoidalLayout layout) {
+    for (size_t i = 0; i < half; ++i) w_max_ = std::max(w_max_, std::fabs(w[i]));
+    block_.eps = eps_;
+    block_.w = w;
+    block_.half = half;
+    block_.layout = layout;
+  }
+  ConsecutiveRowBlocks(const ConsecutiveRowBlocks&) = delete;
+  ConsecutiveRowBlocks& operator=(const ConsecutiveRowBlocks&) = delete;
+
+  // Writes the rows of positions p0, p0 + 1, ..., p0 + n - 1 (1 <= n <= kSinusoidalBlockRows,
+  // a ConsecutiveRun) to rows[0], ..., rows[n - 1]. Returns the rows written: n, or 1 (rows[0]
+  // only, from the engine) where the block leaves the range the rotation is proved for.
+  size_t Write(int64_t p0, size_t n, float* const* rows) {
+    const double first = static_cast<double>(p0);
+    const double last = first + static_cast<double>(n - 1);  // inexact only far past 2^40
+    const double p_max = std::max(std::fabs(first), std::fabs(last));
+    const double max_angle = p_max * w_max_;
+    if (n > 1 && !(p_max <= kRotateMaxPosition && max_angle <= kRotateMaxAngle)) n = 1;
+    if (n > 1 && rot_ == nullptr) {
+      rot_ = hwy::AllocateAligned<double>(2 * block_.half);
+      RotationSteps(block_.w, block_.half, rot_.get(), rot_.get() + block_.half);
+      block_.rot_cos = rot_.get();
+      block_.rot_sin = rot_.get() + block_.half;
+    }
+    for (size_t j = 0; j < n; ++j) eps_[j] = RotatedRowBound(j, max_angle);
+    block_.p0 = first;
+    block_.n = n;
+    block_.rows = rows;
+    SinusoidalBlockRows(block_);
+    return n;
+  }
+
+ private:
+  hwy::AlignedFreeUniquePtr<double[]> rot_;  // the engine's cos w, sin w
+  double w_max_ = 0.0;
+  double eps_[kSinusoidalBlockRows];
+  SinusoidalBlock block_;
+};
 
 }  // namespace HWY_NAMESPACE
 }  // namespace posenc

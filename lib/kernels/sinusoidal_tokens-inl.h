@@ -112,36 +112,11 @@ void SinusoidalTokens(const kernels::SinusoidalPlan& plan, int64_t begin, int64_
   if (max_rows == 0 || end - begin < 2) max_rows = 1;
   hwy::AlignedFreeUniquePtr<float[]> scratch;
   if (!direct) scratch = hwy::AllocateAligned<float>(max_rows * d);
-  hwy::AlignedFreeUniquePtr<double[]> rot;  // cos w, sin w: computed for the first block of > 1 row
-  double w_max = 0.0;
-  for (size_t i = 0; i < half; ++i) w_max = std::max(w_max, std::fabs(plan.freqs[i]));
+  ConsecutiveRowBlocks blocks(plan.freqs, half, plan.layout);
   float* rows[kSinusoidalBlockRows];
-  double eps[kSinusoidalBlockRows];
-  SinusoidalBlock block;
-  block.rows = rows;
-  block.eps = eps;
-  block.w = plan.freqs;
-  block.half = half;
-  block.layout = plan.layout;
   for (int64_t t = begin; t < end;) {
     const int64_t p0 = position(t);
-    size_t n = 1;
-    int64_t next;
-    while (n < max_rows && t + static_cast<int64_t>(n) < end &&
-           !__builtin_add_overflow(p0, static_cast<int64_t>(n), &next) &&
-           position(t + static_cast<int64_t>(n)) == next) {
-      ++n;
-    }
-    const double p_max = std::max(std::fabs(static_cast<double>(p0)),
-                                  std::fabs(static_cast<double>(p0) + static_cast<double>(n - 1)));
-    const double max_angle = p_max * w_max;
-    if (n > 1 && !(p_max <= kRotateMaxPosition && max_angle <= kRotateMaxAngle)) n = 1;
-    if (n > 1 && rot == nullptr) {
-      rot = hwy::AllocateAligned<double>(2 * half);
-      RotationSteps(plan.freqs, half, rot.get(), rot.get() + half);
-      block.rot_cos = rot.get();
-      block.rot_sin = rot.get() + half;
-    }
+    size_t n = ConsecutiveRun(position, t, end, max_rows, p0);
     for (size_t j = 0; j < n; ++j) {
       const int64_t tj = t + static_cast<int64_t>(j);
       if constexpr (std::is_same_v<T, float>) {
@@ -149,11 +124,8 @@ void SinusoidalTokens(const kernels::SinusoidalPlan& plan, int64_t begin, int64_
       } else {
         rows[j] = scratch.get() + j * d;
       }
-      eps[j] = RotatedRowBound(j, max_angle);
     }
-    block.p0 = static_cast<double>(p0);
-    block.n = n;
-    SinusoidalBlockRows(block);
+    n = blocks.Write(p0, n, rows);
     if (!direct) {
       for (size_t j = 0; j < n; ++j) finish(t + static_cast<int64_t>(j), rows[j]);
     }
