@@ -239,7 +239,8 @@ HWY_NOINLINE void TestComputedRowBlocksEqualTokensAlone() {
     for (int64_t t = 0; t < batch * seq; ++t) r.ids.push_back(id(t));
     return r;
   };
-  runs.push_back(run_from("0..149 (2 full blocks and a part)", 1, 150, [](int64_t t) { return t; }));
+  runs.push_back(run_from("0..149 (2 full blocks and a part)", 1, 150,
+                          [](int64_t t) { return t; }));
   runs.push_back(run_from("-70..9", 1, 80, [](int64_t t) { return t - 70; }));
   runs.push_back(run_from("across 2^20", 1, 140, [](int64_t t) { return 1048500 + t; }));
   runs.push_back(run_from("two batches from 5 and 3", 2, 70,

@@ -209,8 +209,9 @@ def main(argv):
             if not baseline:
                 row["max_abs_error"] = max_abs_error((yq, yk), refs)
                 if not row["max_abs_error"] <= TOLERANCE:
-                    failures.append(f"{tokens} tokens, {name}: max |error| {row['max_abs_error']:.3g}"
-                                    f" > {TOLERANCE:.3g} against the float64 reference")
+                    failures.append(f"{tokens} tokens, {name}: max |error| "
+                                    f"{row['max_abs_error']:.3g} > {TOLERANCE:.3g} against the "
+                                    "float64 reference")
             rows.append(row)
             print(f"{tokens:>6} {name:<30} {t * 1e6:>10.1f} {gbps:>7.2f} {row['pct_of_scale']:>7.1f}% "
                   f"{row['pct_of_memcpy']:>6.1f}%")

@@ -66,9 +66,10 @@ struct PlanHeadPrefetch {
 // tokens whose positions run p0, p0 + 1, ... get their rows a block at a time as sinusoidal
 // tables do (ConsecutiveRowBlocks: the engine for the first row, a rotation for the others, the
 // engine's bits, docs/math.md §9.6; about half the time a row on Zen 4); other calls one
-// CosSinRow a token. Row(t): cos at [0, half), sin at [half, 2 * half) of the returned row. Small and set up
-// only for computed calls of kMinBlockTokens or more (the blocks live on the heap): an optional made
-// GCC 12 zero 712 bytes with rep stos on every call, table calls included (~20 ns a decode step).
+// CosSinRow a token. Row(t): cos at [0, half), sin at [half, 2 * half) of the returned row.
+// Constructed on every call, so it stays small: the blocks live on the heap, allocated only by
+// computed calls of kMinBlockTokens or more (held in an std::optional instead, GCC 12 zeroed
+// 712 bytes with rep stos on every call, table calls included: ~20 ns a decode step).
 class ComputedRows {
  public:
   // Blocks of at most this many floats (32 KiB), so they stay in L1 / L2 beside the heads.
@@ -98,9 +99,9 @@ class ComputedRows {
       return one_row_;
     }
     if (t < first_ || t >= last_) {
-      const auto position = [this](int64_t token) { return Position(token); };
-      const int64_t p0 = position(t);
-      size_t n = ConsecutiveRun(position, t, end_, max_rows_, p0);
+      const int64_t p0 = Position(t);
+      size_t n = ConsecutiveRun([this](int64_t token) { return Position(token); }, t, end_,
+                                max_rows_, p0);
       float* rows[kSinusoidalBlockRows];
       for (size_t j = 0; j < n; ++j) rows[j] = rows_.get() + j * 2 * half_;
       n = blocks_->Write(p0, n, rows);

@@ -63,8 +63,8 @@ def test_reference_is_posenc_rope_from_the_same_caches(rng):
     got_q, got_k = np.empty_like(q), np.empty_like(k)
     posenc.apply_rope(q, k, cos=cos, sin=sin, num_heads=mod.Q_HEADS, num_kv_heads=mod.K_HEADS,
                       out_q=got_q, out_k=got_k)
-    err = mod.max_abs_error((got_q, got_k), (mod.reference(q, cos, sin), mod.reference(k, cos, sin)))
-    assert err <= mod.TOLERANCE
+    refs = (mod.reference(q, cos, sin), mod.reference(k, cos, sin))
+    assert mod.max_abs_error((got_q, got_k), refs) <= mod.TOLERANCE
 
 
 def test_check_catches_a_wrong_rotation_and_unwritten_outputs(rng):
