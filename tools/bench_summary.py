@@ -35,8 +35,6 @@ class Run:
     def row(self, model=None, **keys):
         want = dict(DEFAULTS, model=model or self.model)
         want.update(keys)
-        if want.get("source") == "baseline_memcpy":
-            want.pop("arithmetic", None)
         found = [r for r in self.rows if all(r.get(k) == v for k, v in want.items())]
         if len(found) > 1:  # a figure must name one row: a second match means a key is missing
             raise ValueError(f"{len(found)} rows match {want}")
@@ -85,8 +83,8 @@ def half_type_speedup(run, dtype, tokens=4096):
 
 
 def sinusoidal_add(run):
-    return run.value("pct_of_baseline", model="sinusoidal_add:d=768", source="table",
-                     dtype="f32", pairs="concat_sin_cos", arithmetic="")
+    return pct(run, model="sinusoidal_add:d=768", source="table", pairs="concat_sin_cos",
+               arithmetic="")
 
 
 # (label, unit, target, function of a Run). Unit "x" prints a ratio, "%" a percentage.
