@@ -2,22 +2,32 @@
 // the counters every row carries.
 //
 // Counters of every row:
-//   gbps             bytes read + written by the kernel per call / time
-//   baseline_gbps    an in-place scale over exactly the same buffers with the same thread count,
-//                    timed in the same benchmark right before the kernel: the bandwidth this
-//                    machine gives this access pattern at this size
-//   pct_of_baseline  100 * gbps / baseline_gbps
+//   gbps             bytes read + written by the kernel per call / time per call
+//   baseline_gbps    the same bytes / time of the baseline pass: an in-place scale over exactly the
+//                    same buffers with the same thread count (for a fused add from a table, x += t):
+//                    the bandwidth this machine gives this access pattern at this size
+//   pct_of_baseline  100 * baseline time / call time, both timed in the same round
 //   x_reference      speed-up over posenc::reference (scalar double), where measured
+//
+// RoPE, M-RoPE and sinusoidal rows are timed in alternating rounds (TimeRounds): each round times
+// the baseline pass, then the call. The call time is the median over the rounds of the round's
+// mean, the baseline time likewise, and pct_of_baseline the median of the rounds' own ratios, so
+// a change of the host's speed between rows, or within one, moves a row's time but hardly its
+// ratio (docs/performance.md section 3.22). ReRoPE rows time their own baseline once before the
+// call (RegisterRow, SetRowCounters with seconds).
 #ifndef POSENC_BENCH_BENCH_COMMON_H_
 #define POSENC_BENCH_BENCH_COMMON_H_
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <tbb/task_arena.h>
 
 namespace posenc {
 namespace bench {
@@ -40,26 +50,55 @@ struct Row {
 // Registered rows by benchmark function name.
 std::map<std::string, Row>& Rows();
 
-// Registers `fn` under a name derived from `row` and records the row.
+// Allocates T arrays whose first element is 64-byte aligned.
+template <class T>
+struct Aligned64Allocator {
+  using value_type = T;
+  Aligned64Allocator() = default;
+  template <class U>
+  Aligned64Allocator(const Aligned64Allocator<U>&) {}  // NOLINT: rebinding converts implicitly
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const Aligned64Allocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const Aligned64Allocator<U>&) const { return false; }
+};
+
+// The suite's buffers: 64-byte aligned, as runtimes' tensor allocators give them. (std::vector's
+// own are 16-byte aligned, at 16 bytes past a page for large ones: every 64-byte vector access
+// would then straddle two cache lines, and a row's speed would depend on where malloc put it.)
+using Floats = std::vector<float, Aligned64Allocator<float>>;
+
+// The benchmark's name for `row`, recorded in Rows().
+std::string RecordRow(const Row& row);
+
+// Registers `fn` under the row's name, timed by Google Benchmark's loop for at least `min_time`
+// seconds (ReRoPE rows).
 template <class Fn>
 void RegisterRow(const Row& row, double min_time, Fn fn) {
-  std::string name = row.model + "/tokens:" + std::to_string(row.tokens) + "/" + row.dtype + "/" +
-                     row.pairs + "/" + row.source + "/" +
-                     (row.arithmetic.empty() ? "" : "arith:" + row.arithmetic + "/") + row.target +
-                     "/threads:" + std::to_string(row.threads) +
-                     (row.max_threads != 0 ? "/max_threads:" + std::to_string(row.max_threads) : "") +
-                     (row.out_of_place ? "/out_of_place" : "");
-  Rows()[name] = row;
-  benchmark::RegisterBenchmark(name.c_str(), fn)
+  benchmark::RegisterBenchmark(RecordRow(row).c_str(), fn)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond)
       ->MinTime(min_time);
 }
 
-// Seconds per call of `fn`, averaged over calls until ~20 ms have passed (after one warm-up).
+// Registers `fn` under the row's name as one iteration whose time `fn` sets (TimeRow).
 template <class Fn>
-double MeanSeconds(const Fn& fn) {
-  using Clock = std::chrono::steady_clock;
+void RegisterRoundsRow(const Row& row, Fn fn) {
+  benchmark::RegisterBenchmark(RecordRow(row).c_str(), fn)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMicrosecond);
+}
+
+// Seconds per call of `fn`, averaged over calls until `min_seconds` have passed and at least
+// `min_calls` were made (after one untimed warm-up call).
+// (Clock: a std::chrono clock; tests pass one whose time the calls advance.)
+template <class Clock = std::chrono::steady_clock, class Fn>
+double MeanSeconds(const Fn& fn, double min_seconds = 0.02, int min_calls = 3) {
   fn();
   int reps = 0;
   const auto start = Clock::now();
@@ -68,21 +107,84 @@ double MeanSeconds(const Fn& fn) {
     fn();
     ++reps;
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < 0.02 || reps < 3);
+  } while (elapsed < min_seconds || reps < min_calls);
   return elapsed / reps;
 }
 
-// Mean seconds of the in-place scale baseline over `buffers` with `threads` threads (64 KiB tasks
-// as in posenc's own split).
-double BaselineSeconds(const std::vector<std::vector<float>*>& buffers, int threads);
+// The median of `v` (the mean of the middle two for an even count); v is not empty.
+double Median(std::vector<double> v);
 
-// Mean seconds of the add baseline x += t (t.size() == x.size()) with `threads` threads: the same
-// three streams as a fused add from a table of x's size.
-double AddBaselineSeconds(std::vector<float>* x, const std::vector<float>& t, int threads);
+// How many rounds TimeRounds alternates, and how long each side of a round runs at least.
+struct Rounds {
+  int rounds;
+  double side_seconds;
+};
+// 5 rounds for the quick suite, 7 for the full one; 10 ms a side (2-3 calls of a 4096-token row).
+inline Rounds RoundsFor(bool quick) { return {quick ? 5 : 7, 0.01}; }
 
-// Sets the counters above. `bytes` moved per call; `reference_seconds` per call (0: not measured).
+// What TimeRounds measured; see the counters above.
+struct RowTimes {
+  double call_seconds = 0;      // median over the rounds of the call's mean seconds
+  double baseline_seconds = 0;  // median over the rounds of the baseline pass's mean seconds
+  double pct_of_baseline = 0;   // median over the rounds of 100 * baseline / call seconds
+};
+
+// `plan.rounds` rounds, each MeanSeconds(baseline) then MeanSeconds(call) for plan.side_seconds
+// (one call at least), run by the calling thread (inside the row's arena), after one round that
+// is not counted: the first milliseconds of a row still carry the previous row's state (another
+// row's buffers in the caches, a thread pool's workers still spinning on the other hardware thread
+// after a 2-thread row, or the pool's start in the suite's first row).
+template <class Clock = std::chrono::steady_clock, class Baseline, class Call>
+RowTimes TimeRounds(const Rounds& plan, const Baseline& baseline, const Call& call) {
+  std::vector<double> base, calls, pct;
+  for (int i = -1; i < plan.rounds; ++i) {
+    const double b = MeanSeconds<Clock>(baseline, plan.side_seconds, 1);
+    const double c = MeanSeconds<Clock>(call, plan.side_seconds, 1);
+    if (i < 0) continue;
+    base.push_back(b);
+    calls.push_back(c);
+    pct.push_back(100.0 * b / c);
+  }
+  RowTimes t;
+  t.call_seconds = Median(calls);
+  t.baseline_seconds = Median(base);
+  t.pct_of_baseline = Median(pct);
+  return t;
+}
+
+// The body of a RegisterRoundsRow benchmark: TimeRounds in an arena of `threads` (a runtime's own
+// arena: posenc runs inside it), the call's median as the iteration's time.
+template <class Baseline, class Call>
+RowTimes TimeRow(benchmark::State& state, const Rounds& plan, int threads,
+                 const Baseline& baseline, const Call& call) {
+  RowTimes t;
+  tbb::task_arena arena(threads);
+  for (auto _ : state) {
+    t = arena.execute([&] { return TimeRounds(plan, baseline, call); });
+    state.SetIterationTime(t.call_seconds);
+  }
+  return t;
+}
+
+// One in-place scale pass over `buffers` (the baseline), serially for 1 thread, else in 64 KiB
+// tasks as posenc's own split, in the calling thread's arena.
+void ScalePass(const std::vector<Floats*>& buffers, int threads);
+
+// One pass of x += t (t.size() == x.size()) as ScalePass: the same three streams as a fused add
+// from a table of x's size.
+void AddPass(Floats* x, const Floats& t, int threads);
+
+// Mean seconds of ScalePass over `buffers` in an arena of `threads`, timed once (ReRoPE rows).
+double BaselineSeconds(const std::vector<Floats*>& buffers, int threads);
+
+// Sets the counters above for a row timed by Google Benchmark's loop. `bytes` moved per call;
+// `reference_seconds` per call (0: not measured).
 void SetRowCounters(benchmark::State& state, double bytes, double elements,
                     double baseline_seconds, double reference_seconds);
+
+// Sets the counters above for a row timed in rounds (TimeRow).
+void SetRowCounters(benchmark::State& state, double bytes, double elements, const RowTimes& t,
+                    double reference_seconds);
 
 // Caps dispatch at `target`; false (and the benchmark skipped) if that target cannot be chosen.
 bool SelectTarget(benchmark::State& state, const std::string& target);

@@ -3,7 +3,6 @@
 // tokens (three equal streams) and M-RoPE on an image + text row (distinct streams); and the
 // Qwen2.5-VL vision tower (16 heads, head_dim 80) on a 1024-patch image (32 x 32 patches, HF's
 // merge order). Counters as every row (bench_common.h): % of the same-run bandwidth baseline.
-#include <tbb/task_arena.h>
 
 #include <random>
 #include <string>
@@ -43,18 +42,17 @@ struct MCase {
   int threads;
 };
 
-void RunMCase(benchmark::State& state, const MCase& c) {
+void RunMCase(benchmark::State& state, const MCase& c, const Rounds& plan) {
   if (!SelectTarget(state, c.target)) return;
   const bool vision = c.variant == Variant::kVisionQwen;
   const int64_t q_heads = vision ? 16 : 28, kv_heads = vision ? 16 : 4;
   const int64_t head_dim = vision ? 80 : 128;
-  std::vector<float> q(static_cast<size_t>(c.tokens * q_heads * head_dim)),
+  Floats q(static_cast<size_t>(c.tokens * q_heads * head_dim)),
       k(static_cast<size_t>(c.tokens * kv_heads * head_dim));
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (float& x : q) x = dist(rng);
   for (float& x : k) x = dist(rng);
-  const double baseline = BaselineSeconds({&q, &k}, c.threads);
   RopeTensors rt;
   rt.q = TensorBSHD(q.data(), 1, c.tokens, q_heads, head_dim);
   rt.k = TensorBSHD(k.data(), 1, c.tokens, kv_heads, head_dim);
@@ -91,16 +89,15 @@ void RunMCase(benchmark::State& state, const MCase& c) {
     state.SkipWithError(st.message().c_str());
     return;
   }
-  tbb::task_arena arena(c.threads);
-  arena.execute([&] {
-    for (auto _ : state) {
-      st = call();
-      benchmark::ClobberMemory();
-    }
-  });
+  const RowTimes times = TimeRow(
+      state, plan, c.threads, [&] { ScalePass({&q, &k}, c.threads); },
+      [&] {
+        st = call();
+        benchmark::ClobberMemory();
+      });
   (void)SetMaxTarget("");
   const double elements = static_cast<double>(q.size() + k.size());
-  SetRowCounters(state, 8.0 * elements, elements, baseline, 0.0);
+  SetRowCounters(state, 8.0 * elements, elements, times, 0.0);
 }
 
 }  // namespace
@@ -112,7 +109,7 @@ void RegisterMRopeBenchmarks(bool quick) {
   const std::vector<int> thread_counts = quick ? std::vector<int>{1} : std::vector<int>{1, 2};
   const std::vector<int64_t> token_counts =
       quick ? std::vector<int64_t>{1, 512} : std::vector<int64_t>{1, 512, 4096};
-  const double min_time = quick ? 0.05 : 0.1;
+  const Rounds plan = RoundsFor(quick);
   for (int threads : thread_counts) {
     for (int64_t tokens : token_counts)
       for (Variant v : {Variant::kPlain, Variant::kMRopeText, Variant::kMRopeImage}) {
@@ -126,7 +123,7 @@ void RegisterMRopeBenchmarks(bool quick) {
         row.target = targets.front();
         row.threads = threads;
         const MCase c{v, tokens, targets.front(), threads};
-        RegisterRow(row, min_time, [c](benchmark::State& s) { RunMCase(s, c); });
+        RegisterRoundsRow(row, [c, plan](benchmark::State& s) { RunMCase(s, c, plan); });
       }
     Row row;
     row.model = "qwen2.5-vl-vision";
@@ -137,7 +134,7 @@ void RegisterMRopeBenchmarks(bool quick) {
     row.target = targets.front();
     row.threads = threads;
     const MCase c{Variant::kVisionQwen, 1024, targets.front(), threads};
-    RegisterRow(row, min_time, [c](benchmark::State& s) { RunMCase(s, c); });
+    RegisterRoundsRow(row, [c, plan](benchmark::State& s) { RunMCase(s, c, plan); });
   }
 }
 

@@ -116,7 +116,7 @@ void RunCase(benchmark::State& state, const Case& c) {
   };
   double baseline = 0;
   if (c.kernel == Kernel::kRotatedKDot) {
-    std::vector<float> k_copy = in.k_rot;
+    Floats k_copy(in.k_rot.begin(), in.k_rot.end());
     baseline = BaselineSeconds({&k_copy}, c.threads);  // the memory roof for k's bytes
     arena.execute([&] {
       for (auto _ : state) {

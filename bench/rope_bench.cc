@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <tbb/task_arena.h>
 
 #include "hwy/aligned_allocator.h"
 #include "bench/bench_common.h"
@@ -70,7 +69,7 @@ const RopeTable* TableFor(const ModelShape& m) {
 struct QK {
   int64_t q_elements, k_elements;
   DType dtype;
-  std::vector<float> q, k;
+  Floats q, k;
   QK(const ModelShape& m, int64_t tokens, DType dt)
       : q_elements(tokens * m.q_heads * m.head_dim),
         k_elements(tokens * m.kv_heads * m.head_dim),
@@ -79,7 +78,7 @@ struct QK {
         k(Words(k_elements, dt)) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (std::vector<float>* v : {&q, &k}) {
+    for (Floats* v : {&q, &k}) {
       std::vector<float> values(v == &q ? static_cast<size_t>(q_elements) : static_cast<size_t>(k_elements));
       for (float& x : values) x = dist(rng);
       (void)ConvertFromF32(values.data(), values.size(), dt, v->data());
@@ -131,18 +130,19 @@ double ReferenceSecondsPerToken(const Case& c) {
   return s;
 }
 
-void RunCase(benchmark::State& state, const Case& c) {
+void RunCase(benchmark::State& state, const Case& c, const Rounds& plan) {
   if (!SelectTarget(state, c.target)) return;
   QK t(*c.model, c.tokens, c.dtype);
-  const double baseline = BaselineSeconds({&t.q, &t.k}, c.threads);
+  auto baseline = [&] { ScalePass({&t.q, &t.k}, c.threads); };
+  RowTimes times;
   double reference = 0;
   if (c.source == Source::kBaselineMemcpy) {
-    std::vector<float> q_copy(t.q.size()), k_copy(t.k.size());
-    for (auto _ : state) {
+    Floats q_copy(t.q.size()), k_copy(t.k.size());
+    times = TimeRow(state, plan, c.threads, baseline, [&] {
       std::memcpy(q_copy.data(), t.q.data(), q_copy.size() * 4);
       std::memcpy(k_copy.data(), t.k.data(), k_copy.size() * 4);
       benchmark::ClobberMemory();
-    }
+    });
   } else {
     RopeTensors rt;
     rt.q = TensorBSHD(t.q.data(), c.dtype, 1, c.tokens, c.model->q_heads, c.model->head_dim);
@@ -159,22 +159,19 @@ void RunCase(benchmark::State& state, const Case& c) {
       rt.k_out = TensorBSHD(k_out.get(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
     }
     const RopeParams p = ParamsFor(c);
-    Status st = ApplyRope(rt, p);  // warm-up, and the error check outside the timed loop
+    Status st = ApplyRope(rt, p);  // the error check outside the timed rounds
     if (!st.ok()) {
       state.SkipWithError(st.message().c_str());
       return;
     }
-    tbb::task_arena arena(c.threads);  // a runtime's own arena: posenc runs inside it
-    arena.execute([&] {
-      for (auto _ : state) {
-        st = ApplyRope(rt, p);
-        benchmark::ClobberMemory();
-      }
+    times = TimeRow(state, plan, c.threads, baseline, [&] {
+      st = ApplyRope(rt, p);
+      benchmark::ClobberMemory();
     });
     reference = ReferenceSecondsPerToken(c) * static_cast<double>(c.tokens);
   }
   (void)SetMaxTarget("");
-  SetRowCounters(state, t.bytes_moved(), t.elements(), baseline, reference);
+  SetRowCounters(state, t.bytes_moved(), t.elements(), times, reference);
 }
 
 void Register(const Case& c, bool quick) {
@@ -195,7 +192,8 @@ void Register(const Case& c, bool quick) {
   row.is_default = c.source == Source::kOnTheFly && c.pairs == c.model->pairs &&
                    (c.dtype != DType::kF32 || c.arithmetic == RotationArithmetic::kF64) &&
                    c.max_threads == 0;
-  RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });
+  const Rounds plan = RoundsFor(quick);
+  RegisterRoundsRow(row, [c, plan](benchmark::State& s) { RunCase(s, c, plan); });
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <tbb/task_arena.h>
 
 #include "bench/bench_common.h"
 #include "posenc/sinusoidal.h"
@@ -25,17 +24,15 @@ struct Case {
   bool from_table = false;  // fused add reading PE rows from a SinusoidalTable
 };
 
-void RunCase(benchmark::State& state, const Case& c) {
+void RunCase(benchmark::State& state, const Case& c, const Rounds& plan) {
   if (!SelectTarget(state, c.target)) return;
-  std::vector<float> x(static_cast<size_t>(c.d_model * c.tokens));
+  Floats x(static_cast<size_t>(c.d_model * c.tokens));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (float& v : x) v = dist(rng);
   // A fused add from a table also streams the table's rows (as many floats as x here): its
   // baseline is x += t over x and a buffer of the table's size, the same three streams.
-  std::vector<float> table_sized(c.from_table ? x.size() : 0, 0.5f);
-  const double baseline = c.from_table ? AddBaselineSeconds(&x, table_sized, c.threads)
-                                       : BaselineSeconds({&x}, c.threads);
+  Floats table_sized(c.from_table ? x.size() : 0, 0.5f);
   SinusoidalParams p;
   p.layout = SinusoidalLayout::kConcatSinCos;
   p.x_scale = 1.0;
@@ -57,12 +54,16 @@ void RunCase(benchmark::State& state, const Case& c) {
     state.SkipWithError(st.message().c_str());
     return;
   }
-  tbb::task_arena arena(c.threads);
-  arena.execute([&] {
-    for (auto _ : state) {
-      st = call();
-      benchmark::ClobberMemory();
+  auto baseline = [&] {
+    if (c.from_table) {
+      AddPass(&x, table_sized, c.threads);
+    } else {
+      ScalePass({&x}, c.threads);
     }
+  };
+  RowTimes times = TimeRow(state, plan, c.threads, baseline, [&] {
+    st = call();
+    benchmark::ClobberMemory();
   });
   (void)SetMaxTarget("");
   // Compare per byte moved: a table write moves n * 4 bytes (write only) against the in-place
@@ -72,8 +73,11 @@ void RunCase(benchmark::State& state, const Case& c) {
   const double elements = static_cast<double>(x.size());
   const double streams = !c.add ? 1.0 : c.from_table ? 3.0 : 2.0;
   const double bytes = streams * 4.0 * elements;
-  const double baseline_same_bytes = c.add ? baseline : baseline / 2.0;
-  SetRowCounters(state, bytes, elements, baseline_same_bytes, 0.0);
+  if (!c.add) {
+    times.baseline_seconds /= 2.0;
+    times.pct_of_baseline /= 2.0;
+  }
+  SetRowCounters(state, bytes, elements, times, 0.0);
 }
 
 }  // namespace
@@ -104,7 +108,8 @@ void RegisterSinusoidalBenchmarks(bool quick) {
     row.source = c.from_table ? "table" : "on_the_fly";
     row.target = c.target;
     row.threads = c.threads;
-    RegisterRow(row, quick ? 0.05 : 0.1, [c](benchmark::State& s) { RunCase(s, c); });
+    const Rounds plan = RoundsFor(quick);
+    RegisterRoundsRow(row, [c, plan](benchmark::State& s) { RunCase(s, c, plan); });
   }
 }
 
