@@ -19,7 +19,6 @@ struct FakeClock {
   using period = std::nano;
   using duration = std::chrono::nanoseconds;
   using time_point = std::chrono::time_point<FakeClock>;
-  static constexpr bool is_steady = true;
   static int64_t ns;
   static time_point now() { return time_point(duration(ns)); }
 };
