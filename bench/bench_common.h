@@ -131,9 +131,8 @@ struct RowTimes {
 
 // `plan.rounds` rounds, each MeanSeconds(baseline) then MeanSeconds(call) for plan.side_seconds
 // (one call at least), run by the calling thread (inside the row's arena), after one round that
-// is not counted: the first milliseconds of a row still carry the previous row's state (another
-// row's buffers in the caches, a thread pool's workers still spinning on the other hardware thread
-// after a 2-thread row, or the pool's start in the suite's first row).
+// is not counted: a row's first milliseconds can run at another speed (without it, the suite's
+// first row read half its usual baseline in one of three runs, docs/performance.md section 3.22).
 template <class Clock = std::chrono::steady_clock, class Baseline, class Call>
 RowTimes TimeRounds(const Rounds& plan, const Baseline& baseline, const Call& call) {
   std::vector<double> base, calls, pct;
