@@ -22,12 +22,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <new>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <tbb/task_arena.h>
+
+#include "posenc/aligned.h"
 
 namespace posenc {
 namespace bench {
@@ -50,27 +51,10 @@ struct Row {
 // Registered rows by benchmark function name.
 std::map<std::string, Row>& Rows();
 
-// Allocates T arrays whose first element is 64-byte aligned.
-template <class T>
-struct Aligned64Allocator {
-  using value_type = T;
-  Aligned64Allocator() = default;
-  template <class U>
-  Aligned64Allocator(const Aligned64Allocator<U>&) {}  // NOLINT: rebinding converts implicitly
-  T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
-  template <class U>
-  bool operator==(const Aligned64Allocator<U>&) const { return true; }
-  template <class U>
-  bool operator!=(const Aligned64Allocator<U>&) const { return false; }
-};
-
-// The suite's buffers: 64-byte aligned, as runtimes' tensor allocators give them. (std::vector's
-// own are 16-byte aligned, at 16 bytes past a page for large ones: every 64-byte vector access
-// would then straddle two cache lines, and a row's speed would depend on where malloc put it.)
-using Floats = std::vector<float, Aligned64Allocator<float>>;
+// The suite's buffers: 64-byte aligned, as runtimes' tensor allocators give them (posenc/aligned.h:
+// with std::vector's own every 64-byte vector access would straddle two cache lines, and a row's
+// speed would depend on where malloc put it).
+using Floats = AlignedVector<float>;
 
 // The benchmark's name for `row`, recorded in Rows().
 std::string RecordRow(const Row& row);

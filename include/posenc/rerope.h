@@ -34,6 +34,7 @@
 #include <memory>
 #include <vector>
 
+#include "posenc/aligned.h"
 #include "posenc/export.h"
 #include "posenc/freqs.h"
 #include "posenc/rope.h"
@@ -117,7 +118,7 @@ class POSENC_API RelativeRopeTable {
   DistanceMap map_;
   double attention_factor_ = 1.0;
   std::vector<double> inv_freq_;
-  std::vector<double> rows_;
+  AlignedVector<double> rows_;  // rows start 64-byte aligned where rotary_dim % 8 == 0
 };
 
 }  // namespace posenc

@@ -39,6 +39,7 @@
 #include <memory>
 #include <vector>
 
+#include "posenc/aligned.h"
 #include "posenc/positions.h"
 #include "posenc/status.h"
 #include "posenc/tensor.h"
@@ -180,7 +181,7 @@ class POSENC_API RopeTable {
   int64_t max_positions_ = 0;
   double attention_factor_ = 1.0;
   std::vector<double> inv_freq_;
-  std::vector<float> cos_, sin_;
+  AlignedVector<float> cos_, sin_;  // rows start 64-byte aligned where rotary_dim % 32 == 0
 };
 
 }  // namespace posenc

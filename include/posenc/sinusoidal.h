@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "posenc/aligned.h"
 #include "posenc/rope.h"
 #include "posenc/status.h"
 #include "posenc/tensor.h"
@@ -96,7 +97,7 @@ class POSENC_API SinusoidalTable {
   FrequencySpacing spacing_ = FrequencySpacing::kPaper;
   double base_ = 10000.0;
   int64_t position_offset_ = 0;
-  std::vector<float> values_;
+  AlignedVector<float> values_;  // rows start 64-byte aligned where d_model % 16 == 0
 };
 
 }  // namespace posenc

@@ -9,6 +9,7 @@
 
 #include "lib/api/tensor_checks.h"
 #include "lib/parallel/split.h"
+#include "posenc/aligned.h"
 #include "posenc/rope.h"
 #include "posenc/status.h"
 
@@ -41,9 +42,9 @@ inline Status CheckTableSize(const TableSize& t) {
 // fill(begin, end) over disjoint row ranges covering [0, rows), split over threads by `exec`.
 // Rows are independent, so the contents do not depend on the split.
 template <class T, class Prepare, class Fill>
-Status FillTableRows(const TableSize& t, std::initializer_list<std::vector<T>*> buffers,
+Status FillTableRows(const TableSize& t, std::initializer_list<AlignedVector<T>*> buffers,
                      const Execution& exec, const Prepare& prepare, const Fill& fill) {
-  for (std::vector<T>* b : buffers) b->resize(static_cast<size_t>(t.rows * t.row_elements));
+  for (AlignedVector<T>* b : buffers) b->resize(static_cast<size_t>(t.rows * t.row_elements));
   Status st = prepare();
   if (!st.ok()) return st;
   const int64_t bytes_per_row =
