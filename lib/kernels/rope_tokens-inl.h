@@ -162,9 +162,14 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const PlanHeadPrefetch prefetch(plan);
   ComputedRows computed(plan, half, begin, end, scratch);
   bool streamed = false;
-  for (int64_t t = begin; t < end; ++t) {
-    const int64_t b = t / plan.seq;
-    const int64_t s = t % plan.seq;
+  // Token t = b * seq + s, stepped rather than divided on every token (an integer division per
+  // token cost ~1 % at 16 Llama-3-8B tokens, docs/performance.md section 3.23).
+  int64_t b = begin / plan.seq, s = begin % plan.seq;
+  for (int64_t t = begin; t < end; ++t, ++s) {
+    if (s == plan.seq) {
+      s = 0;
+      ++b;
+    }
     const float* cos;
     const float* sin;
     if (plan.source == kernels::RowSource::kCompute) {
