@@ -82,6 +82,7 @@ TEST(TableRows, RelativeRopeTableRowsAreAligned) {
     ASSERT_TRUE(RelativeRopeTable::Create(128, f, DistanceMap(), max_distance, &table).ok());
     for (int64_t a : {int64_t{0}, table->stored_rows() - 1}) {
       EXPECT_TRUE(Aligned(table->cos_row(a))) << max_distance << " distances, row " << a;
+      EXPECT_TRUE(Aligned(table->sin_row(a))) << max_distance << " distances, row " << a;
     }
   }
 }
