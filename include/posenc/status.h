@@ -7,6 +7,7 @@
 
 #include "posenc/export.h"
 
+#include <new>
 #include <string>
 #include <utility>
 
@@ -25,16 +26,52 @@ enum class StatusCode {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  // Never throws: if the message cannot be stored (out of memory) the Status keeps its code and
+  // carries no message.
+  Status(StatusCode code, std::string message) noexcept
+      : code_(code), message_(NewMessage(std::move(message))) {}
+  Status(const Status& other)
+      : code_(other.code_),
+        message_(other.message_ ? new std::string(*other.message_) : nullptr) {}
+  Status(Status&& other) noexcept : code_(other.code_), message_(other.message_) {
+    other.code_ = StatusCode::kOk;
+    other.message_ = nullptr;
+  }
+  Status& operator=(const Status& other) {
+    if (this != &other) *this = Status(other);
+    return *this;
+  }
+  Status& operator=(Status&& other) noexcept {
+    if (this != &other) {
+      delete message_;
+      code_ = other.code_;
+      message_ = other.message_;
+      other.code_ = StatusCode::kOk;
+      other.message_ = nullptr;
+    }
+    return *this;
+  }
+  ~Status() { delete message_; }
 
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : EmptyMessage(); }
 
  private:
+  // The message lives on the heap, and only when it is not empty: a success is a code and a null
+  // pointer, so creating, moving, testing and destroying one (every validation step of every
+  // call does) costs a store or a compare, where an inline std::string cost about ten
+  // instructions each time (docs/performance.md section 3.25).
+  static std::string* NewMessage(std::string&& message) noexcept {
+    return message.empty() ? nullptr : new (std::nothrow) std::string(std::move(message));
+  }
+  static const std::string& EmptyMessage() noexcept {
+    static const std::string empty;
+    return empty;
+  }
   StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  std::string* message_ = nullptr;
 };
 
 // Short name of a code ("ok", "invalid_argument", ...).

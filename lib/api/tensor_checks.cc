@@ -63,10 +63,12 @@ Status CheckView(const void* data, DType dtype, const int64_t* shape, const int6
 }
 
 bool HasNoSelfOverlap(const int64_t* shape, const int64_t* strides, int rank) {
-  // (stride, extent) of the axes with extent > 1, insertion-sorted by stride (rank <= 8).
+  // (stride, extent) of the axes with extent > 1, insertion-sorted by stride (rank <= 8). The
+  // axes are taken last to first: in the usual layouts (BSHD, BHSD) strides grow towards the
+  // first axis, so no element moves.
   int64_t stride[8], extent[8];
   int n = 0;
-  for (int i = 0; i < rank && i < 8; ++i) {
+  for (int i = std::min(rank, 8) - 1; i >= 0; --i) {
     if (shape[i] <= 1) continue;
     int j = n++;
     for (; j > 0 && stride[j - 1] > strides[i]; --j) {
