@@ -23,7 +23,7 @@ std::string RecordRow(const Row& row) {
                      (row.arithmetic.empty() ? "" : "arith:" + row.arithmetic + "/") + row.target +
                      "/threads:" + std::to_string(row.threads) +
                      (row.max_threads != 0 ? "/max_threads:" + std::to_string(row.max_threads) : "") +
-                     (row.out_of_place ? "/out_of_place" : "");
+                     (row.out_of_place ? "/out_of_place" : "") + (row.prepared ? "/prepared" : "");
   Rows()[name] = row;
   return name;
 }

@@ -46,6 +46,7 @@ struct Row {
   int max_threads = 0;  // exec.max_threads of the call: 0 = the caller's arena (the default)
   bool is_default = false;  // every setting of the call is the API's default ("default": true)
   bool out_of_place = false;  // writes separate output buffers (memcpy rows: always)
+  bool prepared = false;      // a RopeCall made once, Apply(positions) timed ("prepared": true)
 };
 
 // Registered rows by benchmark function name.

@@ -47,6 +47,7 @@ struct Case {
   // own arena; n > 1 makes posenc use its own (reused) arena of n threads.
   int max_threads = 0;
   bool out_of_place = false;  // write q_out / k_out (separate buffers) instead of in place
+  bool prepared = false;  // time RopeCall::Apply (the call made once, outside the timing)
 };
 
 constexpr int64_t kDecodePosition = 4000;
@@ -159,15 +160,25 @@ void RunCase(benchmark::State& state, const Case& c, const Rounds& plan) {
       rt.k_out = TensorBSHD(k_out.get(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
     }
     const RopeParams p = ParamsFor(c);
-    Status st = ApplyRope(rt, p);  // the error check outside the timed rounds
+    std::unique_ptr<RopeCall> call;
+    Status st = c.prepared ? RopeCall::Create(rt, p, &call) : Status::Ok();
+    // The error check outside the timed rounds.
+    if (st.ok()) st = c.prepared ? call->Apply(p.positions) : ApplyRope(rt, p);
     if (!st.ok()) {
       state.SkipWithError(st.message().c_str());
       return;
     }
-    times = TimeRow(state, plan, c.threads, baseline, [&] {
-      st = ApplyRope(rt, p);
-      benchmark::ClobberMemory();
-    });
+    if (c.prepared) {
+      times = TimeRow(state, plan, c.threads, baseline, [&] {
+        st = call->Apply(p.positions);
+        benchmark::ClobberMemory();
+      });
+    } else {
+      times = TimeRow(state, plan, c.threads, baseline, [&] {
+        st = ApplyRope(rt, p);
+        benchmark::ClobberMemory();
+      });
+    }
     reference = ReferenceSecondsPerToken(c) * static_cast<double>(c.tokens);
   }
   (void)SetMaxTarget("");
@@ -188,8 +199,10 @@ void Register(const Case& c, bool quick) {
   row.threads = c.threads;
   row.max_threads = c.max_threads;
   row.out_of_place = c.out_of_place || c.source == Source::kBaselineMemcpy;
-  // RopeParams{} with the model's layout: on-the-fly cos/sin, kF64 (f32 tensors), max_threads 0.
-  row.is_default = c.source == Source::kOnTheFly && c.pairs == c.model->pairs &&
+  row.prepared = c.prepared;
+  // ApplyRope with RopeParams{} and the model's layout: on-the-fly cos/sin, kF64 (f32 tensors),
+  // max_threads 0.
+  row.is_default = !c.prepared && c.source == Source::kOnTheFly && c.pairs == c.model->pairs &&
                    (c.dtype != DType::kF32 || c.arithmetic == RotationArithmetic::kF64) &&
                    c.max_threads == 0;
   const Rounds plan = RoundsFor(quick);
@@ -236,6 +249,13 @@ void RegisterRopeBenchmarks(bool quick) {
     }
     for (int64_t tokens : {256, 512})
       Register({m, tokens, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
+    // A RopeCall made once and applied per step (decode, small chunks): default, table + kF32.
+    for (int64_t tokens : {1, 16})
+      for (Source s : {Source::kOnTheFly, Source::kTable}) {
+        const RotationArithmetic a =
+            s == Source::kTable ? RotationArithmetic::kF32 : RotationArithmetic::kF64;
+        Register({m, tokens, PairLayout::kHalf, s, best, 1, a, DType::kF32, 0, false, true}, quick);
+      }
     // Interleaved pairs (GPT-J / NeoX-style checkpoints) on the same shape.
     for (int64_t tokens : {1, 512, 4096})
       for (Source s : {Source::kOnTheFly, Source::kTable}) {

@@ -1,8 +1,9 @@
 // Runs the registered rows and reports them as Google Benchmark's console, or as posenc's compact
 // table, and optionally as a JSON list (keys model, tokens, dtype, pairs, source, arithmetic,
-// target, threads, max_threads, default, out_of_place, bytes, gbps, baseline_gbps,
-// pct_of_baseline, x_reference, us_per_call). "default": true marks the rows whose call uses the API's default settings
-// (RopeParams{} with the model's pair layout: on-the-fly cos/sin, kF64, exec.max_threads = 0).
+// target, threads, max_threads, default, out_of_place, prepared, bytes, gbps, baseline_gbps,
+// pct_of_baseline, x_reference, us_per_call). "default": true marks the rows whose call uses the
+// API's default settings (ApplyRope with RopeParams{} and the model's pair layout: on-the-fly
+// cos/sin, kF64, exec.max_threads = 0); "prepared": true the rows that time RopeCall::Apply.
 #include "bench/suite.h"
 
 #include <cstdio>
@@ -55,9 +56,9 @@ int RunBenchmarks(const BenchOptions& options, int argc, char** argv) {
   benchmark::Shutdown();
 
   if (options.compact) {
-    std::printf("%-22s %6s %5s %-11s %-15s %5s %-6s %7s %3s %3s %9s %8s %10s %7s %3s\n", "model",
-                "tokens", "dtype", "pairs", "source", "arith", "target", "threads", "max", "out",
-                "us/call", "GB/s", "% baseline", "x ref", "dft");
+    std::printf("%-22s %6s %5s %-11s %-15s %5s %-6s %7s %3s %3s %3s %9s %8s %10s %7s %3s\n",
+                "model", "tokens", "dtype", "pairs", "source", "arith", "target", "threads", "max",
+                "out", "prp", "us/call", "GB/s", "% baseline", "x ref", "dft");
   }
   std::string json = "[\n";
   bool first = true;
@@ -69,23 +70,25 @@ int RunBenchmarks(const BenchOptions& options, int argc, char** argv) {
     const double xref = CounterOr(r, "x_reference");
     const double us = gbps > 0 ? CounterOr(r, "bytes") / (gbps * 1e9) * 1e6 : 0.0;
     if (options.compact) {
-      std::printf("%-22s %6lld %5s %-11s %-15s %5s %-6s %7d %3d %3s %9.2f %8.2f %9.1f%% %7.1f %3s\n",
+      std::printf("%-22s %6lld %5s %-11s %-15s %5s %-6s %7d %3d %3s %3s %9.2f %8.2f %9.1f%% "
+                  "%7.1f %3s\n",
                   row.model.c_str(), static_cast<long long>(row.tokens), row.dtype.c_str(),
                   row.pairs.c_str(), row.source.c_str(), row.arithmetic.c_str(),
                   row.target.c_str(), row.threads, row.max_threads, row.out_of_place ? "*" : "",
-                  us, gbps, pct, xref, row.is_default ? "*" : "");
+                  row.prepared ? "*" : "", us, gbps, pct, xref, row.is_default ? "*" : "");
     }
     char line[1024];
     std::snprintf(line, sizeof(line),
                   "  {\"model\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"pairs\": \"%s\", "
                   "\"source\": \"%s\", \"arithmetic\": \"%s\", \"target\": \"%s\", \"threads\": %d, "
-                  "\"max_threads\": %d, \"default\": %s, \"out_of_place\": %s, "
+                  "\"max_threads\": %d, \"default\": %s, \"out_of_place\": %s, \"prepared\": %s, "
                   "\"bytes\": %.0f, \"gbps\": %.6g, \"baseline_gbps\": %.6g, "
                   "\"pct_of_baseline\": %.6g, \"x_reference\": %.6g, \"us_per_call\": %.6g}",
                   row.model.c_str(), static_cast<long long>(row.tokens), row.dtype.c_str(),
                   row.pairs.c_str(), row.source.c_str(), row.arithmetic.c_str(),
                   row.target.c_str(), row.threads, row.max_threads,
                   row.is_default ? "true" : "false", row.out_of_place ? "true" : "false",
+                  row.prepared ? "true" : "false",
                   CounterOr(r, "bytes"), gbps,
                   CounterOr(r, "baseline_gbps"), pct, xref, us);
     json += (first ? "" : ",\n") + std::string(line);

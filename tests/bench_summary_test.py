@@ -56,6 +56,9 @@ def synthetic(tool):
     rows = [
         row(1, "on_the_fly", pct=25.0),  # time 4x the scale's
         row(1, "table", "f32", pct=62.5),  # 1.6x
+        # The same steps through a RopeCall: their own figures, never taken for ApplyRope's rows.
+        row(1, "on_the_fly", pct=40.0, prepared=True),  # 2.5x
+        row(1, "table", "f32", pct=80.0, prepared=True),  # 1.25x
         row(512, "on_the_fly", us=10.0),
         row(512, "on_the_fly", us=12.0, pairs="interleaved"),
         row(512, "on_the_fly", us=4.0, threads=2),  # the caller's 2-thread arena
@@ -70,6 +73,10 @@ def synthetic(tool):
     close(figure(tool, [run], "decode, default: time / in-place scale")[1], 4.0, "decode default")
     close(figure(tool, [run], "decode, table + kF32: time / in-place scale")[1], 1.6,
           "decode table")
+    close(figure(tool, [run], "decode, default, RopeCall::Apply: time / in-place scale")[1], 2.5,
+          "decode default, prepared")
+    close(figure(tool, [run], "decode, table + kF32, RopeCall::Apply: time / in-place scale")[1],
+          1.25, "decode table, prepared")
     close(figure(tool, [run], "interleaved / half time, default, 512 tokens")[1], 1.2,
           "interleaved")
     close(figure(tool, [run], "2 threads / 1 (caller's arena), default, 512 tokens")[1], 2.5,
@@ -118,8 +125,13 @@ def real_run(tool, source_dir):
           "bf16 4096")
     close(figure(tool, [run], "f16 / f32 elements per second, 4096 tokens")[1], 5130.1 / 1937.12,
           "f16 4096")
-    # Every figure is present in a quick run: the suite and the tool agree on the rows' keys.
-    missing = [lab for lab, _, _, values, _, _ in tool.summarise([run]) if values == [None]]
+    # Every figure is present in a quick run: the suite and the tool agree on the rows' keys. The
+    # file predates the RopeCall rows (2026-12-07), and its rows lack the "prepared" key: they
+    # count as ApplyRope rows (the tool's MISSING), which the figures above rely on.
+    newer = {"decode, default, RopeCall::Apply: time / in-place scale",
+             "decode, table + kF32, RopeCall::Apply: time / in-place scale"}
+    missing = [lab for lab, _, _, values, _, _ in tool.summarise([run])
+               if values == [None] and lab not in newer]
     check(not missing, f"figures without rows in a quick run: {missing}")
 
     # The command line: exit 0 and one line per figure; a file without the model's rows: exit 1.

@@ -72,6 +72,70 @@ static void test_rope(void) {
   CHECK(strcmp(posenc_status_name(POSENC_OUT_OF_RANGE), "out_of_range") == 0);
 }
 
+/* A prepared call: each step writes the bytes posenc_rope_apply writes; bad positions fail and
+ * write nothing; create fails as posenc_rope_apply does and leaves *out alone. */
+static void test_rope_call(void) {
+  enum { HQ = 4, HK = 2, D = 16, STEPS = 3 };
+  float q[HQ * D], k[HK * D], q2[HQ * D], k2[HK * D], q_out[HQ * D], q_out2[HQ * D];
+  size_t i;
+  int step;
+  posenc_tensor tq, tk, tq2, tk2, to, to2;
+  posenc_rope_params p;
+  posenc_rope_table* table = NULL;
+  posenc_rope_call* call = NULL;
+  posenc_rope_call* untouched = NULL;
+  posenc_positions pos;
+  tq = posenc_tensor_bshd(q, POSENC_F32, 1, 1, HQ, D);
+  tk = posenc_tensor_bshd(k, POSENC_F32, 1, 1, HK, D);
+  to = posenc_tensor_bshd(q_out, POSENC_F32, 1, 1, HQ, D);
+  tq2 = posenc_tensor_bshd(q2, POSENC_F32, 1, 1, HQ, D);
+  tk2 = posenc_tensor_bshd(k2, POSENC_F32, 1, 1, HK, D);
+  to2 = posenc_tensor_bshd(q_out2, POSENC_F32, 1, 1, HQ, D);
+  CHECK(posenc_rope_table_create(D, 10000.0, NULL, 0, 1.0, 64, &table) == POSENC_OK);
+  posenc_rope_params_init(&p);
+  p.source = POSENC_SOURCE_TABLE;
+  p.table = table;
+  p.arithmetic = POSENC_ARITH_F32;
+  CHECK(posenc_rope_call_create(&tq, &to, &tk, NULL, &p, &call) == POSENC_OK);
+  for (step = 0; step < STEPS; ++step) {
+    for (i = 0; i < HQ * D; ++i) q[i] = q2[i] = (float)((int)((i + step) % 11) - 5) * 0.375f;
+    for (i = 0; i < HK * D; ++i) k[i] = k2[i] = (float)((int)((i * 3 + step) % 7) - 3) * 0.5f;
+    memset(&pos, 0, sizeof(pos));
+    pos.kind = POSENC_POSITIONS_OFFSET;
+    pos.offset = 10 + 17 * step;
+    CHECK(posenc_rope_call_apply(call, &pos) == POSENC_OK);
+    p.positions = pos;
+    CHECK(posenc_rope_apply(&tq2, &to2, &tk2, NULL, &p) == POSENC_OK);
+    CHECK(memcmp(q_out, q_out2, sizeof(q_out)) == 0);
+    CHECK(memcmp(k, k2, sizeof(k)) == 0);
+    CHECK(memcmp(q, q2, sizeof(q)) == 0); /* out of place: q is read only */
+  }
+  /* errors: nothing written */
+  for (i = 0; i < HQ * D; ++i) q_out[i] = -3.0f;
+  pos.offset = 64; /* the table has rows [0, 64) */
+  CHECK_ERROR(posenc_rope_call_apply(call, &pos), POSENC_OUT_OF_RANGE,
+              "outside the table's rows [0, 64)");
+  pos.kind = (posenc_positions_kind)9;
+  CHECK_ERROR(posenc_rope_call_apply(call, &pos), POSENC_INVALID_ARGUMENT, "positions.kind = 9");
+  pos.kind = POSENC_POSITIONS_IDS32;
+  CHECK_ERROR(posenc_rope_call_apply(call, &pos), POSENC_INVALID_ARGUMENT,
+              "positions.ids32 is null");
+  CHECK_ERROR(posenc_rope_call_apply(call, NULL), POSENC_INVALID_ARGUMENT, "positions is null");
+  CHECK_ERROR(posenc_rope_call_apply(NULL, &pos), POSENC_INVALID_ARGUMENT, "call is null");
+  CHECK(all_equal(q_out, HQ * D, -3.0f));
+  p.rotary_dim = 7;
+  CHECK_ERROR(posenc_rope_call_create(&tq, &to, &tk, NULL, &p, &untouched), POSENC_INVALID_ARGUMENT,
+              "rotary_dim = 7");
+  CHECK(untouched == NULL);
+  p.rotary_dim = 0;
+  CHECK_ERROR(posenc_rope_call_create(&tq, &to, &tk, NULL, &p, NULL), POSENC_INVALID_ARGUMENT,
+              "out is null");
+  CHECK(all_equal(q_out, HQ * D, -3.0f));
+  posenc_rope_call_destroy(call);
+  posenc_rope_call_destroy(NULL);
+  posenc_rope_table_destroy(table);
+}
+
 static void test_tables_and_caches(void) {
   enum { T = 3, H = 2, D = 16 };
   float a[T * H * D], b[T * H * D];
@@ -134,6 +198,18 @@ static void test_configs(void) {
   double inv[64], factor = 0;
   int64_t rotary = 0;
   CHECK(posenc_config_parse(json, &config) == POSENC_OK);
+  {  /* a config has no prepared call (its frequencies may depend on the positions) */
+    float qc[128];
+    posenc_tensor tqc = posenc_tensor_bshd(qc, POSENC_F32, 1, 1, 1, 128);
+    posenc_rope_params pc;
+    posenc_rope_call* call = NULL;
+    memset(qc, 0, sizeof(qc));
+    posenc_rope_params_init(&pc);
+    pc.config = config;
+    CHECK_ERROR(posenc_rope_call_create(&tqc, NULL, NULL, NULL, &pc, &call), POSENC_UNSUPPORTED,
+                "params.config: a config's frequencies may depend on the positions");
+    CHECK(call == NULL);
+  }
   CHECK(posenc_config_frequencies(config, 0, inv, 64, &rotary, &factor) == POSENC_OK);
   CHECK(rotary == 128 && factor == 1.0 && inv[0] == 1.0);
   CHECK_ERROR(posenc_config_frequencies(config, 0, inv, 10, NULL, NULL), POSENC_INVALID_ARGUMENT, "capacity = 10");
@@ -446,6 +522,7 @@ static void test_vision_config(void) {
 
 int main(void) {
   test_rope();
+  test_rope_call();
   test_tables_and_caches();
   test_configs();
   test_models();

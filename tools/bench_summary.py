@@ -19,7 +19,9 @@ import sys
 # The keys a RoPE row of the model is looked up by, and their values unless a figure says otherwise:
 # f32, half pairs, one thread, the caller's arena (max_threads 0), in place.
 DEFAULTS = {"dtype": "f32", "pairs": "half", "threads": 1, "max_threads": 0,
-            "out_of_place": False}
+            "out_of_place": False, "prepared": False}
+# Keys older runs lack, and the value a missing one stands for.
+MISSING = {"prepared": False}
 DEFAULT_SETTINGS = {"source": "on_the_fly", "arithmetic": "f64"}  # RopeParams{} for f32 tensors
 TABLE_F32 = {"source": "table", "arithmetic": "f32"}
 TABLE_F64 = {"source": "table", "arithmetic": "f64"}
@@ -35,7 +37,8 @@ class Run:
     def row(self, model=None, **keys):
         want = dict(DEFAULTS, model=model or self.model)
         want.update(keys)
-        found = [r for r in self.rows if all(r.get(k) == v for k, v in want.items())]
+        found = [r for r in self.rows
+                 if all(r.get(k, MISSING.get(k)) == v for k, v in want.items())]
         if len(found) > 1:  # a figure must name one row: a second match means a key is missing
             raise ValueError(f"{len(found)} rows match {want}")
         return found[0] if found else None
@@ -93,6 +96,11 @@ FIGURES = [
      lambda r: scale_times(r, tokens=1, **DEFAULT_SETTINGS)),
     ("decode, table + kF32: time / in-place scale", "x", "<= 1.8",
      lambda r: scale_times(r, tokens=1, **TABLE_F32)),
+    # The same steps through a RopeCall made once (posenc/rope.h): the per-call checks it skips.
+    ("decode, default, RopeCall::Apply: time / in-place scale", "x", "-",
+     lambda r: scale_times(r, tokens=1, prepared=True, **DEFAULT_SETTINGS)),
+    ("decode, table + kF32, RopeCall::Apply: time / in-place scale", "x", "-",
+     lambda r: scale_times(r, tokens=1, prepared=True, **TABLE_F32)),
     ("16 tokens, default", "%", ">= 70", lambda r: pct(r, tokens=16, **DEFAULT_SETTINGS)),
     ("16 tokens, table + kF32", "%", ">= 85", lambda r: pct(r, tokens=16, **TABLE_F32)),
     ("512 tokens, default", "%", ">= 70", lambda r: pct(r, tokens=512, **DEFAULT_SETTINGS)),

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Checks the rows `posenc bench --json FILE` writes: every row carries the documented keys, and
 "default": true marks exactly the RoPE rows whose call uses the API's default settings
-(RopeParams{}: on-the-fly cos/sin, kF64 for f32, the model's pair layout, exec.max_threads = 0).
+(ApplyRope with RopeParams{}: on-the-fly cos/sin, kF64 for f32, the model's pair layout,
+exec.max_threads = 0; a prepared RopeCall's rows are not).
 
 Usage: tools/check_bench_json.py BENCH.json [--model-pairs llama3-8b=half ...]
 Prints "check_bench_json: N rows, D default" and exits 0, or names the first bad row and exits 1.
@@ -11,7 +12,7 @@ import json
 import sys
 
 KEYS = ("model", "tokens", "dtype", "pairs", "source", "arithmetic", "target", "threads",
-        "max_threads", "default", "out_of_place", "bytes", "gbps", "baseline_gbps",
+        "max_threads", "default", "out_of_place", "prepared", "bytes", "gbps", "baseline_gbps",
         "pct_of_baseline", "x_reference", "us_per_call")
 
 
@@ -20,7 +21,7 @@ def expected_default(row, model_pairs):
         return False
     return (row["source"] == "on_the_fly" and row["pairs"] == model_pairs[row["model"]]
             and (row["dtype"] != "f32" or row["arithmetic"] == "f64")
-            and row["max_threads"] == 0)
+            and row["max_threads"] == 0 and not row["prepared"])
 
 
 def main(argv):

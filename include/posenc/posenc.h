@@ -83,6 +83,7 @@ typedef struct posenc_positions {
 } posenc_positions;
 
 typedef struct posenc_rope_table posenc_rope_table;  /* opaque, immutable */
+typedef struct posenc_rope_call posenc_rope_call;    /* opaque: a prepared RoPE call */
 typedef struct posenc_config posenc_config;          /* opaque, immutable */
 
 typedef enum posenc_source {
@@ -127,6 +128,21 @@ POSENC_API void posenc_rope_params_init(posenc_rope_params* params);
 POSENC_API posenc_status posenc_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
                                            const posenc_tensor* k, const posenc_tensor* k_out,
                                            const posenc_rope_params* params);
+/* A RoPE call prepared once and applied at new positions many times (posenc::RopeCall in
+ * posenc/rope.h): create validates the tensors and params as posenc_rope_apply does (positions
+ * included) and keeps them; apply then checks only the positions it is given, so a decode step
+ * skips the per-call checks. posenc_rope_call_apply(call, &positions) writes exactly the bits of
+ * posenc_rope_apply with params->positions = positions. The tensors' buffers, a table and caller
+ * caches must outlive the call; inv_freq and mrope_section are copied. params->config must be
+ * NULL (a config's frequencies may depend on the positions: no prepared form). Two applies of
+ * one call at the same time race on its outputs. On failure *out is unchanged. */
+POSENC_API posenc_status posenc_rope_call_create(const posenc_tensor* q, const posenc_tensor* q_out,
+                                                 const posenc_tensor* k, const posenc_tensor* k_out,
+                                                 const posenc_rope_params* params,
+                                                 posenc_rope_call** out);
+POSENC_API posenc_status posenc_rope_call_apply(const posenc_rope_call* call,
+                                                const posenc_positions* positions);
+POSENC_API void posenc_rope_call_destroy(posenc_rope_call* call);
 /* The same in scalar double precision (the oracle). */
 POSENC_API posenc_status posenc_rope_apply_reference(const posenc_tensor* q,
                                                      const posenc_tensor* q_out,

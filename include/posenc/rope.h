@@ -158,6 +158,39 @@ struct RopeTensors {
 // Applies RoPE with the best SIMD target of this CPU (see posenc/targets.h).
 POSENC_API Status ApplyRope(const RopeTensors& tensors, const RopeParams& params);
 
+// A RoPE call prepared once and applied at new positions many times: the decode loop of a
+// runtime that rotates the same q / k buffers (the same RopeTensors: pointers, shapes, strides)
+// at the next position every step. Create validates the tensors and params exactly as
+// ApplyRope(tensors, params) does (params.positions included) and keeps the result; Apply then
+// checks only the positions it is given (their kind and pointers, the table's or cache's rows or
+// the angle limit, and that position ids do not overlap an output) before the kernels run, so
+// a decode step skips the tensor and parameter checks (docs/performance.md section 3.25).
+// Apply(positions) writes exactly the bits ApplyRope(tensors, params with those positions)
+// writes, and returns the same Status for the same positions.
+// Lifetime: the tensors' buffers, a RopeTable and a caller cache named by params must stay
+// allocated while the RopeCall is used (their contents may change: they are data); inv_freq and
+// mrope.section arrays are copied at Create. Model configs (ApplyRope(tensors, config or model)),
+// whose frequencies may depend on the positions, have no prepared form.
+// Threads: Apply does not modify the RopeCall, but two Apply calls on one RopeCall at the same
+// time write the same outputs (a data race); give each thread its own tensors and RopeCall.
+class POSENC_API RopeCall {
+ public:
+  // On failure *out is left unchanged and the Status is the one ApplyRope returns.
+  static Status Create(const RopeTensors& tensors, const RopeParams& params,
+                       std::unique_ptr<RopeCall>* out);
+  ~RopeCall();
+  RopeCall(const RopeCall&) = delete;
+  RopeCall& operator=(const RopeCall&) = delete;
+
+  // ApplyRope(tensors, params) with params.positions = positions. Ignored by per-token caches.
+  Status Apply(const Positions& positions) const;
+
+ private:
+  struct State;
+  explicit RopeCall(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
 // Precomputed f32 cos/sin rows for positions [0, max_positions), built with the same engine as the
 // on-the-fly path (so results are bitwise identical), immutable and safe to share between threads.
 class POSENC_API RopeTable {

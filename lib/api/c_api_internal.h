@@ -20,6 +20,9 @@
 struct posenc_rope_table {
   std::shared_ptr<const posenc::RopeTable> table;
 };
+struct posenc_rope_call {
+  std::unique_ptr<posenc::RopeCall> call;
+};
 struct posenc_sinusoidal_table {
   std::shared_ptr<const posenc::SinusoidalTable> table;
 };

@@ -80,7 +80,7 @@ using posenc::capi::Guard;
 using posenc::capi::ToTensor;
 
 template <class Apply>
-posenc_status RopeCall(const posenc_tensor* q, const posenc_tensor* q_out, const posenc_tensor* k,
+posenc_status RopeEntry(const posenc_tensor* q, const posenc_tensor* q_out, const posenc_tensor* k,
                        const posenc_tensor* k_out, const posenc_rope_params* params,
                        const char* what, const Apply& apply) {
   return Guard(what, [&] {
@@ -115,7 +115,7 @@ void posenc_rope_params_init(posenc_rope_params* p) {
 posenc_status posenc_rope_apply(const posenc_tensor* q, const posenc_tensor* q_out,
                                 const posenc_tensor* k, const posenc_tensor* k_out,
                                 const posenc_rope_params* params) {
-  return RopeCall(q, q_out, k, k_out, params, __func__,
+  return RopeEntry(q, q_out, k, k_out, params, __func__,
                   [](const posenc::RopeTensors& t, const posenc::RopeParams& p,
                      const posenc_config* config) {
                     return config != nullptr ? posenc::ApplyRope(t, config->config, p)
@@ -126,7 +126,7 @@ posenc_status posenc_rope_apply(const posenc_tensor* q, const posenc_tensor* q_o
 posenc_status posenc_rope_apply_reference(const posenc_tensor* q, const posenc_tensor* q_out,
                                           const posenc_tensor* k, const posenc_tensor* k_out,
                                           const posenc_rope_params* params) {
-  return RopeCall(q, q_out, k, k_out, params, __func__,
+  return RopeEntry(q, q_out, k, k_out, params, __func__,
                   [](const posenc::RopeTensors& t, const posenc::RopeParams& p,
                      const posenc_config* config) {
                     if (config == nullptr) return posenc::reference::ApplyRope(t, p);
@@ -155,5 +155,42 @@ posenc_status posenc_rope_table_create(int64_t rotary_dim, double base, const do
 }
 
 void posenc_rope_table_destroy(posenc_rope_table* table) { delete table; }
+
+posenc_status posenc_rope_call_create(const posenc_tensor* q, const posenc_tensor* q_out,
+                                      const posenc_tensor* k, const posenc_tensor* k_out,
+                                      const posenc_rope_params* params, posenc_rope_call** out) {
+  return RopeEntry(q, q_out, k, k_out, params, __func__,
+                   [out](const posenc::RopeTensors& t, const posenc::RopeParams& p,
+                         const posenc_config* config) {
+                     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+                     if (config != nullptr) {
+                       return Status(StatusCode::kUnsupported,
+                                     "params.config: a config's frequencies may depend on the "
+                                     "positions, so it has no prepared call; use "
+                                     "posenc_config_frequencies for explicit inv_freq");
+                     }
+                     std::unique_ptr<posenc::RopeCall> call;
+                     Status st = posenc::RopeCall::Create(t, p, &call);
+                     if (!st.ok()) return st;
+                     *out = new posenc_rope_call{std::move(call)};
+                     return Status::Ok();
+                   });
+}
+
+posenc_status posenc_rope_call_apply(const posenc_rope_call* call,
+                                     const posenc_positions* positions) {
+  return Guard(__func__, [&] {
+    if (call == nullptr) return Status(StatusCode::kInvalidArgument, "call is null");
+    if (positions == nullptr) return Status(StatusCode::kInvalidArgument, "positions is null");
+    const int kind = posenc::capi::RawEnum(positions->kind);
+    if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_STREAM_IDS64) {
+      return Status(StatusCode::kInvalidArgument,
+                    "positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
+    }
+    return call->call->Apply(posenc::capi::ToPositions(*positions));
+  });
+}
+
+void posenc_rope_call_destroy(posenc_rope_call* call) { delete call; }
 
 }  // extern "C"

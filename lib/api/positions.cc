@@ -11,8 +11,10 @@
 namespace posenc {
 namespace api {
 
-Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, const char* name) {
-  positions_ = Positions();
+Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, const char* name,
+                              Positions* out) {
+  Positions& dest = out != nullptr ? *out : positions_;
+  dest = Positions();
   switch (p.kind) {
     case Positions::Kind::kOffset: {
       int64_t last;
@@ -20,7 +22,7 @@ Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, co
         return Err(StatusCode::kInvalidArgument, name, ".offset = ", p.offset,
                    ": offset + seq - 1 overflows int64");
       }
-      positions_ = Positions::Offset(p.offset);
+      dest = Positions::Offset(p.offset);
       return Status::Ok();
     }
     case Positions::Kind::kPerBatchOffsets:
@@ -77,9 +79,9 @@ Status PositionSnapshot::Take(const Positions& p, int64_t batch, int64_t seq, co
                    ": offset + seq - 1 overflows int64");
       }
     }
-    positions_ = Positions::PerBatch(copy);
+    dest = Positions::PerBatch(copy);
   } else {
-    positions_ = Positions::Ids(static_cast<const int64_t*>(copy));
+    dest = Positions::Ids(static_cast<const int64_t*>(copy));
   }
   return Status::Ok();
 }

@@ -47,7 +47,12 @@ class PositionSnapshot {
   // Copies `p` for a call of batch x seq tokens and validates the copy: non-null pointers, a
   // known kind, offset + seq - 1 without int64 overflow. kIds32 ids are widened to int64.
   // Messages name the argument `name` (e.g. "q_positions").
-  Status Take(const Positions& p, int64_t batch, int64_t seq, const char* name = "positions");
+  // With `out`, the copy's Positions is written to *out (a plan's field) instead of kept here
+  // (positions() is then not set): a plan read right after would otherwise load the struct just
+  // stored field by field here, a failed store forwarding that cost ~10 ns a decode step
+  // (docs/performance.md section 3.25).
+  Status Take(const Positions& p, int64_t batch, int64_t seq, const char* name = "positions",
+              Positions* out = nullptr);
   // Positions reading the copy (kOffset, kPerBatchOffsets or kIds64); valid while *this lives.
   const Positions& positions() const { return positions_; }
 

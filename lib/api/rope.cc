@@ -2,6 +2,7 @@
 // dispatched row kernels.
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "lib/core/guard.h"
 #include "lib/api/kernel_choice.h"
@@ -16,6 +17,27 @@
 
 namespace posenc {
 
+namespace {
+
+// The kernels of a validated plan: the parallel split over tokens, then the dispatched rows.
+Status RunRope(const kernels::RopePlan& plan, const Execution& exec) {
+  int64_t bytes_per_token = 0;
+  const int64_t element_bytes = static_cast<int64_t>(api::ElementBytes(plan.dtype));
+  for (int i = 0; i < plan.num_io; ++i) {
+    bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
+  }
+  // M-RoPE with multi-stream ids, else plain RoPE.
+  const kernels::KernelOp op =
+      plan.num_streams > 1 ? kernels::KernelOp::kMRope : kernels::KernelOp::kRope;
+  kernels::RowKernel<kernels::RopePlan> rows = nullptr;
+  Status st = api::ChooseKernel(op, plan.dtype, &rows);
+  if (!st.ok()) return st;
+  parallel::ForEachToken(plan, bytes_per_token, exec, rows);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
   return api::Guarded("posenc::ApplyRope", [&] {
     const Status& env = api::EnsureTargetsInitialized();
@@ -23,20 +45,66 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
     api::PreparedRope prep;
     Status st = api::PrepareRope(tensors, params, &prep);
     if (!st.ok()) return st;
-    const kernels::RopePlan& plan = prep.plan;
-    int64_t bytes_per_token = 0;
-    const int64_t element_bytes = static_cast<int64_t>(api::ElementBytes(plan.dtype));
-    for (int i = 0; i < plan.num_io; ++i) {
-      bytes_per_token += 2 * plan.io[i].heads * plan.head_dim * element_bytes;  // read + write
+    return RunRope(prep.plan, params.exec);
+  });
+}
+
+// What a RopeCall keeps: the tensors, the validated layout (api::PrepareRopeLayout), and its own
+// copies of the arrays params pointed at that the layout reads at every call.
+struct RopeCall::State {
+  RopeTensors tensors;
+  Execution exec;
+  std::vector<double> inv_freq;  // params.freqs.inv_freq's values, if given
+  std::vector<int64_t> section;  // params.mrope.section's values, if given
+  api::PreparedRope layout;
+};
+
+RopeCall::RopeCall(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RopeCall::~RopeCall() = default;
+
+Status RopeCall::Create(const RopeTensors& tensors, const RopeParams& params,
+                        std::unique_ptr<RopeCall>* out) {
+  return api::Guarded("posenc::RopeCall::Create", [&] {
+    const Status& env = api::EnsureTargetsInitialized();
+    if (!env.ok()) return env;
+    if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
+    {  // Everything ApplyRope checks, positions included, on the caller's arrays.
+      api::PreparedRope check;
+      Status st = api::PrepareRope(tensors, params, &check);
+      if (!st.ok()) return st;
     }
-    // M-RoPE with multi-stream ids, else plain RoPE.
-    const kernels::KernelOp op =
-        plan.num_streams > 1 ? kernels::KernelOp::kMRope : kernels::KernelOp::kRope;
-    kernels::RowKernel<kernels::RopePlan> rows = nullptr;
-    st = api::ChooseKernel(op, plan.dtype, &rows);
+    // The layout again, now on copies of the arrays it keeps reading (valid: checked above).
+    auto state = std::make_unique<State>();
+    state->tensors = tensors;
+    state->exec = params.exec;
+    RopeParams kept = params;
+    if (params.freqs.inv_freq != nullptr) {
+      state->inv_freq.assign(params.freqs.inv_freq,
+                             params.freqs.inv_freq + params.freqs.inv_freq_len);
+      kept.freqs.inv_freq = state->inv_freq.data();
+    }
+    if (params.mrope.present()) {
+      state->section.assign(params.mrope.section,
+                            params.mrope.section + params.mrope.num_sections);
+      kept.mrope.section = state->section.data();
+    }
+    Status st = api::PrepareRopeLayout(state->tensors, kept, &state->layout);
     if (!st.ok()) return st;
-    parallel::ForEachToken(plan, bytes_per_token, params.exec, rows);
+    out->reset(new RopeCall(std::move(state)));
     return Status::Ok();
+  });
+}
+
+Status RopeCall::Apply(const Positions& positions) const {
+  return api::Guarded("posenc::RopeCall::Apply", [&] {
+    const Status& env = api::EnsureTargetsInitialized();
+    if (!env.ok()) return env;
+    const State& s = *state_;
+    kernels::RopePlan plan = s.layout.plan;
+    api::RopePositions copies;
+    Status st = api::PrepareRopePositions(s.layout, s.tensors, positions, &copies, &plan);
+    if (!st.ok()) return st;
+    return RunRope(plan, s.exec);
   });
 }
 

@@ -48,22 +48,53 @@ Status CheckPair(const Tensor& in, const Tensor& out, const char* in_name, const
   return Status::Ok();
 }
 
+// The outputs of a call (q's and k's, in place or not) with the names messages give them.
+struct OutputView {
+  const Tensor* view;
+  const char* name;
+};
+int OutputsOf(const RopeTensors& t, OutputView out[2]) {
+  int n = 0;
+  if (t.q.present()) {
+    out[n++] = t.q_out.present() ? OutputView{&t.q_out, "q_out"} : OutputView{&t.q, "q (in place)"};
+  }
+  if (t.k.present()) {
+    out[n++] = t.k_out.present() ? OutputView{&t.k_out, "k_out"} : OutputView{&t.k, "k (in place)"};
+  }
+  return n;
+}
+
+// A buffer the call only reads.
+struct Input {
+  const void* data;
+  uint64_t bytes;
+  const char* name;
+};
+
 // Every buffer the call only reads (positions, inv_freq, a cache or table) must not share memory
 // with an output: the kernels would read values they have already overwritten.
-Status CheckInputsApartFromOutputs(const RopeTensors& t, const RopeParams& params,
-                                   const PreparedRope& prep) {
-  struct Input {
-    const void* data;
-    uint64_t bytes;
-    const char* name;
-  };
-  const kernels::RopePlan& plan = prep.plan;
-  Input inputs[5];
-  int n = 0;
-  if (plan.source != kernels::RowSource::kPerToken) {
-    const PositionBytes p = CallerPositionBytes(params.positions, plan.batch, plan.seq);
-    inputs[n++] = {p.data, p.bytes, p.name};
+Status CheckApartFromOutputs(const RopeTensors& t, const Input* inputs, int n) {
+  OutputView outputs[2];
+  const int num_outputs = OutputsOf(t, outputs);
+  for (int o = 0; o < num_outputs; ++o) {
+    const Tensor& view = *outputs[o].view;
+    const ByteSpan span = SpanOf(view.data, view.dtype, view.shape, view.strides, 4);
+    for (int i = 0; i < n; ++i) {
+      if (ViewOverlapsBytes(view, span, inputs[i].data, inputs[i].bytes)) {
+        return Err(StatusCode::kInvalidArgument, inputs[i].name, " overlaps ", outputs[o].name,
+                   ": an input must not share memory with an output");
+      }
+    }
   }
+  return Status::Ok();
+}
+
+// The inputs of the layout (inv_freq, a cache or a table) against the outputs.
+Status CheckLayoutInputsApartFromOutputs(const RopeTensors& t, const RopeParams& params,
+                                         const PreparedRope& prep) {
+  const kernels::RopePlan& plan = prep.plan;
+  Input inputs[4];
+  int n = 0;
   const uint64_t half = static_cast<uint64_t>(plan.rotary_dim / 2);
   if (plan.source == kernels::RowSource::kCompute && params.freqs.inv_freq != nullptr) {
     inputs[n++] = {params.freqs.inv_freq, half * 8, "freqs.inv_freq"};
@@ -76,22 +107,7 @@ Status CheckInputsApartFromOutputs(const RopeTensors& t, const RopeParams& param
     inputs[n++] = {plan.cos_rows, bytes, "source.table's cos rows"};
     inputs[n++] = {plan.sin_rows, bytes, "source.table's sin rows"};
   }
-  const struct {
-    const Tensor* view;
-    const char* name;
-  } outputs[2] = {{t.q_out.present() ? &t.q_out : &t.q, t.q_out.present() ? "q_out" : "q (in place)"},
-                  {t.k_out.present() ? &t.k_out : &t.k, t.k_out.present() ? "k_out" : "k (in place)"}};
-  for (const auto& o : outputs) {
-    if (!o.view->present()) continue;
-    const ByteSpan span = SpanOf(o.view->data, o.view->dtype, o.view->shape, o.view->strides, 4);
-    for (int i = 0; i < n; ++i) {
-      if (ViewOverlapsBytes(*o.view, span, inputs[i].data, inputs[i].bytes)) {
-        return Err(StatusCode::kInvalidArgument, inputs[i].name, " overlaps ", o.name,
-                   ": an input must not share memory with an output");
-      }
-    }
-  }
-  return Status::Ok();
+  return n == 0 ? Status::Ok() : CheckApartFromOutputs(t, inputs, n);
 }
 
 // The range of position stream j of the call (j = 0: the 1-D positions). Computed where it is
@@ -232,7 +248,7 @@ Status CheckRopeTensors(const RopeTensors& t) {
   return Status::Ok();
 }
 
-Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope* out) {
+Status PrepareRopeLayout(const RopeTensors& t, const RopeParams& params, PreparedRope* out) {
   Status st = CheckRopeTensors(t);
   if (!st.ok()) return st;
   const Tensor& shape_src = t.q.present() ? t.q : t.k;
@@ -267,10 +283,8 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
   // Filled in place: callers discard *out when this fails.
   PreparedRope& prep = *out;
   kernels::RopePlan& plan = prep.plan;
-  // M-RoPE: the pair -> stream map; multi-stream ids need it, 1-D positions with it are
-  // text-only tokens (every stream equal: plain RoPE).
-  const bool stream_ids = params.positions.kind == Positions::Kind::kStreamIds32 ||
-                          params.positions.kind == Positions::Kind::kStreamIds64;
+  // M-RoPE: the pair -> stream map (1-D positions with it are text-only tokens: every stream
+  // equal, plain RoPE; multi-stream ids are PrepareRopePositions's).
   if (params.mrope.present()) {
     if (!(st = BuildPairStreams(params.mrope, rotary_dim, &prep.pair_stream)).ok()) return st;
     if (per_token) {
@@ -278,31 +292,10 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                  " with source.cache.kind = kPerToken: per-token rows already hold each token's "
                  "angles (pass mrope.num_sections = 0)");
     }
-  } else if (stream_ids) {
-    return Err(StatusCode::kInvalidArgument, "positions.kind = ",
-               params.positions.kind == Positions::Kind::kStreamIds32 ? "kStreamIds32"
-                                                                      : "kStreamIds64",
-               ": multi-stream ids need mrope sections (mrope.num_sections = 0)");
-  }
-  // From here on only the copy of the positions is read (see PositionSnapshot).
-  // With stream ids, plan.positions is stream 0 (the only stream of a one-section call).
-  if (stream_ids && !per_token) {
-    StreamSnapshot& streams = prep.streams.emplace();
-    if (!(st = streams.Take(params.positions, batch, seq, params.mrope.num_sections)).ok()) {
-      return st;
-    }
-    plan.num_streams = static_cast<int>(streams.streams());
-    plan.streams = streams.all_streams();
-    plan.pair_stream = prep.pair_stream.data();
-    plan.positions = streams.stream(0);
-  } else if (!per_token) {
-    if (!(st = prep.positions.Take(params.positions, batch, seq)).ok()) return st;
-    plan.positions = prep.positions.positions();
+    prep.mrope_sections = params.mrope.num_sections;
   }
   plan.batch = batch;
   plan.seq = seq;
-  // Per-token caches have no positions: their ranges are never read.
-  const int range_streams = per_token ? 0 : plan.num_streams;
   switch (src.kind) {
     case CosSinSource::Kind::kOnTheFly: {
       CheckedFrequencies f;
@@ -311,10 +304,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       plan.inv_freq = f.inv_freq;
       prep.default_freqs = std::move(f.computed);
       plan.attention_factor = params.freqs.attention_factor;
-      for (int j = 0; j < range_streams; ++j) {
-        st = CheckPositionAngle(StreamRange(plan, j), 0, f.max_freq, seq, "|p * inv_freq|");
-        if (!st.ok()) return NameStream(st, plan, j);
-      }
+      prep.limit = {PositionLimit::Kind::kAngle, f.max_freq, 0, nullptr};
       prep.inv_freq = plan.inv_freq;
       prep.attention_factor = plan.attention_factor;
       break;
@@ -326,10 +316,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
         return Err(StatusCode::kInvalidArgument, "source.table->rotary_dim() = ",
                    table->rotary_dim(), ": must equal rotary_dim = ", rotary_dim);
       }
-      for (int j = 0; j < range_streams; ++j) {
-        st = CheckRowsCover(StreamRange(plan, j), table->max_positions(), seq, "table's");
-        if (!st.ok()) return NameStream(st, plan, j);
-      }
+      prep.limit = {PositionLimit::Kind::kRows, 0.0, table->max_positions(), "table's"};
       plan.source = kernels::RowSource::kByPosition;
       plan.cos_rows = table->cos_row(0);
       plan.sin_rows = table->sin_row(0);
@@ -362,10 +349,7 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
                      ": must be > 0");
         }
         rows = c.rows;
-        for (int j = 0; j < range_streams; ++j) {
-          st = CheckRowsCover(StreamRange(plan, j), c.rows, seq, "cache's");
-          if (!st.ok()) return NameStream(st, plan, j);
-        }
+        prep.limit = {PositionLimit::Kind::kRows, 0.0, c.rows, "cache's"};
         plan.source = kernels::RowSource::kByPosition;
       } else {
         return Err(StatusCode::kInvalidArgument, "source.cache.kind = ", static_cast<int>(c.kind),
@@ -414,7 +398,54 @@ Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope*
       io.out_stride[i] = w.strides[i];
     }
   }
-  return CheckInputsApartFromOutputs(t, params, prep);
+  return CheckLayoutInputsApartFromOutputs(t, params, prep);
+}
+
+Status PrepareRopePositions(const PreparedRope& layout, const RopeTensors& t,
+                            const Positions& positions, RopePositions* state,
+                            kernels::RopePlan* plan) {
+  const bool stream_ids = positions.kind == Positions::Kind::kStreamIds32 ||
+                          positions.kind == Positions::Kind::kStreamIds64;
+  if (stream_ids && layout.mrope_sections == 0) {
+    return Err(StatusCode::kInvalidArgument, "positions.kind = ",
+               positions.kind == Positions::Kind::kStreamIds32 ? "kStreamIds32" : "kStreamIds64",
+               ": multi-stream ids need mrope sections (mrope.num_sections = 0)");
+  }
+  // Per-token caches have no positions: they are never read.
+  if (layout.plan.source == kernels::RowSource::kPerToken) return Status::Ok();
+  const int64_t batch = plan->batch, seq = plan->seq;
+  Status st;
+  // From here on only the copy of the positions is read (see PositionSnapshot). With stream ids,
+  // plan->positions is stream 0 (the only stream of a one-section call).
+  if (stream_ids) {
+    StreamSnapshot& streams = state->streams.emplace();
+    if (!(st = streams.Take(positions, batch, seq, layout.mrope_sections)).ok()) return st;
+    plan->num_streams = static_cast<int>(streams.streams());
+    plan->streams = streams.all_streams();
+    plan->pair_stream = layout.pair_stream.data();
+    plan->positions = streams.stream(0);
+  } else {
+    st = state->positions.Take(positions, batch, seq, "positions", &plan->positions);
+    if (!st.ok()) return st;
+  }
+  const PositionLimit& limit = layout.limit;
+  for (int j = 0; j < plan->num_streams; ++j) {
+    const PositionRange range = StreamRange(*plan, j);
+    st = limit.kind == PositionLimit::Kind::kAngle
+             ? CheckPositionAngle(range, 0, limit.max_freq, seq, "|p * inv_freq|")
+             : CheckRowsCover(range, limit.rows, seq, limit.rows_name);
+    if (!st.ok()) return NameStream(st, *plan, j);
+  }
+  const PositionBytes p = CallerPositionBytes(positions, batch, seq);
+  if (p.data == nullptr) return Status::Ok();
+  const Input input = {p.data, p.bytes, p.name};
+  return CheckApartFromOutputs(t, &input, 1);
+}
+
+Status PrepareRope(const RopeTensors& t, const RopeParams& params, PreparedRope* out) {
+  Status st = PrepareRopeLayout(t, params, out);
+  if (!st.ok()) return st;
+  return PrepareRopePositions(*out, t, params.positions, &out->positions, &out->plan);
 }
 
 }  // namespace api

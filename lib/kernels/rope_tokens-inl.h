@@ -53,9 +53,11 @@ struct PlanHeadPrefetch {
   explicit PlanHeadPrefetch(const kernels::RopePlan& plan) {
     const bool heads = kernels::PrefetchesHeads(plan) && kernels::SoftwareHeadPrefetch();
     const bool outputs = kernels::PrefetchesOutputs(plan);
+    // The distance in heads (a division) only for calls that prefetch: a decode step skips it.
+    const int64_t heads_ahead = heads ? kernels::PrefetchAheadHeads(plan) : 1;
     for (int i = 0; i < plan.num_io; ++i) {
       io[i].in_next_token = heads ? kernels::NextTokenStride(plan, plan.io[i]) : 0;
-      io[i].in_heads_ahead = kernels::PrefetchAheadHeads(plan);
+      io[i].in_heads_ahead = heads_ahead;
       io[i].in_to_l2 = kernels::PrefetchToL2(plan);
       io[i].out_next_head = outputs && plan.io[i].in != plan.io[i].out;
     }
@@ -163,8 +165,13 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   ComputedRows computed(plan, half, begin, end, scratch);
   bool streamed = false;
   // Token t = b * seq + s, stepped rather than divided on every token (an integer division per
-  // token cost ~1 % at 16 Llama-3-8B tokens, docs/performance.md section 3.23).
-  int64_t b = begin / plan.seq, s = begin % plan.seq;
+  // token cost ~1 % at 16 Llama-3-8B tokens, docs/performance.md section 3.23); a range that
+  // starts in the first sequence (every serial call) needs no division at all.
+  int64_t b = 0, s = begin;
+  if (begin >= plan.seq) {
+    b = begin / plan.seq;
+    s = begin % plan.seq;
+  }
   for (int64_t t = begin; t < end; ++t, ++s) {
     if (s == plan.seq) {
       s = 0;
