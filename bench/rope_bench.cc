@@ -160,25 +160,18 @@ void RunCase(benchmark::State& state, const Case& c, const Rounds& plan) {
       rt.k_out = TensorBSHD(k_out.get(), c.dtype, 1, c.tokens, c.model->kv_heads, c.model->head_dim);
     }
     const RopeParams p = ParamsFor(c);
-    std::unique_ptr<RopeCall> call;
+    std::unique_ptr<RopeCall> call;  // made once, outside the timing
     Status st = c.prepared ? RopeCall::Create(rt, p, &call) : Status::Ok();
-    // The error check outside the timed rounds.
-    if (st.ok()) st = c.prepared ? call->Apply(p.positions) : ApplyRope(rt, p);
+    auto apply = [&] { return c.prepared ? call->Apply(p.positions) : ApplyRope(rt, p); };
+    if (st.ok()) st = apply();  // the error check outside the timed rounds
     if (!st.ok()) {
       state.SkipWithError(st.message().c_str());
       return;
     }
-    if (c.prepared) {
-      times = TimeRow(state, plan, c.threads, baseline, [&] {
-        st = call->Apply(p.positions);
-        benchmark::ClobberMemory();
-      });
-    } else {
-      times = TimeRow(state, plan, c.threads, baseline, [&] {
-        st = ApplyRope(rt, p);
-        benchmark::ClobberMemory();
-      });
-    }
+    times = TimeRow(state, plan, c.threads, baseline, [&] {
+      st = apply();
+      benchmark::ClobberMemory();
+    });
     reference = ReferenceSecondsPerToken(c) * static_cast<double>(c.tokens);
   }
   (void)SetMaxTarget("");

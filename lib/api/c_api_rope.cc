@@ -19,13 +19,21 @@ static_assert(POSENC_ARITH_F64 == static_cast<int>(posenc::RotationArithmetic::k
 namespace posenc {
 namespace capi {
 
+namespace {
+// `name`.kind must be a posenc_positions_kind (ToPositions casts it).
+Status CheckPositionsKind(const posenc_positions& p, const char* name) {
+  const int kind = RawEnum(p.kind);
+  if (kind >= POSENC_POSITIONS_OFFSET && kind <= POSENC_POSITIONS_STREAM_IDS64) return Status::Ok();
+  return Status(StatusCode::kInvalidArgument, std::string(name) + ".kind = " +
+                                                  std::to_string(kind) +
+                                                  ": not a posenc_positions_kind");
+}
+}  // namespace
+
 Status ToRopeParams(const posenc_rope_params* p, RopeParams* out) {
   if (p == nullptr) return Status(StatusCode::kInvalidArgument, "params is null");
-  const int kind = RawEnum(p->positions.kind);
-  if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_STREAM_IDS64) {
-    return Status(StatusCode::kInvalidArgument,
-                  "params.positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
-  }
+  Status st = CheckPositionsKind(p->positions, "params.positions");
+  if (!st.ok()) return st;
   RopeParams r;
   r.mrope.section = p->mrope_section;
   r.mrope.num_sections = p->mrope_section_len;
@@ -182,11 +190,8 @@ posenc_status posenc_rope_call_apply(const posenc_rope_call* call,
   return Guard(__func__, [&] {
     if (call == nullptr) return Status(StatusCode::kInvalidArgument, "call is null");
     if (positions == nullptr) return Status(StatusCode::kInvalidArgument, "positions is null");
-    const int kind = posenc::capi::RawEnum(positions->kind);
-    if (kind < POSENC_POSITIONS_OFFSET || kind > POSENC_POSITIONS_STREAM_IDS64) {
-      return Status(StatusCode::kInvalidArgument,
-                    "positions.kind = " + std::to_string(kind) + ": not a posenc_positions_kind");
-    }
+    Status st = posenc::capi::CheckPositionsKind(*positions, "positions");
+    if (!st.ok()) return st;
     return call->call->Apply(posenc::capi::ToPositions(*positions));
   });
 }

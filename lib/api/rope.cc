@@ -49,13 +49,13 @@ Status ApplyRope(const RopeTensors& tensors, const RopeParams& params) {
   });
 }
 
-// What a RopeCall keeps: the tensors, the validated layout (api::PrepareRopeLayout), and its own
-// copies of the arrays params pointed at that the layout reads at every call.
+// What a RopeCall keeps: the tensors, the validated layout (api::PrepareRopeLayout; it holds its
+// own pair -> stream map, so the caller's mrope.section is not read again), and a copy of the
+// caller's inv_freq, which the kernels read at every call.
 struct RopeCall::State {
   RopeTensors tensors;
   Execution exec;
-  std::vector<double> inv_freq;  // params.freqs.inv_freq's values, if given
-  std::vector<int64_t> section;  // params.mrope.section's values, if given
+  std::vector<double> inv_freq;  // params.freqs.inv_freq's values, when the plan computes rows
   api::PreparedRope layout;
 };
 
@@ -68,28 +68,23 @@ Status RopeCall::Create(const RopeTensors& tensors, const RopeParams& params,
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
-    {  // Everything ApplyRope checks, positions included, on the caller's arrays.
-      api::PreparedRope check;
-      Status st = api::PrepareRope(tensors, params, &check);
-      if (!st.ok()) return st;
-    }
-    // The layout again, now on copies of the arrays it keeps reading (valid: checked above).
+    // Everything ApplyRope checks, in its order: the layout, then params.positions.
     auto state = std::make_unique<State>();
+    api::PreparedRope& layout = state->layout;
+    Status st = api::PrepareRopeLayout(tensors, params, &layout);
+    if (!st.ok()) return st;
+    kernels::RopePlan plan = layout.plan;
+    api::RopePositions copies;
+    st = api::PrepareRopePositions(layout, tensors, params.positions, &copies, &plan);
+    if (!st.ok()) return st;
     state->tensors = tensors;
     state->exec = params.exec;
-    RopeParams kept = params;
-    if (params.freqs.inv_freq != nullptr) {
-      state->inv_freq.assign(params.freqs.inv_freq,
-                             params.freqs.inv_freq + params.freqs.inv_freq_len);
-      kept.freqs.inv_freq = state->inv_freq.data();
+    if (layout.plan.source == kernels::RowSource::kCompute && params.freqs.inv_freq != nullptr) {
+      // rotary_dim / 2 finite values (CheckFrequencies), copied: the caller may reuse its array.
+      const double* first = params.freqs.inv_freq;
+      state->inv_freq.assign(first, first + layout.plan.rotary_dim / 2);
+      layout.plan.inv_freq = layout.inv_freq = state->inv_freq.data();
     }
-    if (params.mrope.present()) {
-      state->section.assign(params.mrope.section,
-                            params.mrope.section + params.mrope.num_sections);
-      kept.mrope.section = state->section.data();
-    }
-    Status st = api::PrepareRopeLayout(state->tensors, kept, &state->layout);
-    if (!st.ok()) return st;
     out->reset(new RopeCall(std::move(state)));
     return Status::Ok();
   });
