@@ -11,6 +11,7 @@
 #include "hwy/aligned_allocator.h"
 #include "bench/bench_common.h"
 #include "bench/model_shapes.h"
+#include "bench/rotation_floor.h"
 #include "lib/core/rope_plan.h"
 #include "posenc/half.h"
 #include "posenc/rope.h"
@@ -20,13 +21,15 @@ namespace posenc {
 namespace bench {
 namespace {
 
-enum class Source { kOnTheFly, kTable, kCache, kBaselineMemcpy };
+// kFloor: not posenc, the rotation's arithmetic alone (bench/rotation_floor.h).
+enum class Source { kOnTheFly, kTable, kCache, kBaselineMemcpy, kFloor };
 const char* SourceName(Source s) {
   switch (s) {
     case Source::kOnTheFly: return "on_the_fly";
     case Source::kTable: return "table";
     case Source::kCache: return "cache";
     case Source::kBaselineMemcpy: return "baseline_memcpy";
+    case Source::kFloor: return "floor";
   }
   return "?";
 }
@@ -48,6 +51,7 @@ struct Case {
   int max_threads = 0;
   bool out_of_place = false;  // write q_out / k_out (separate buffers) instead of in place
   bool prepared = false;  // time RopeCall::Apply (the call made once, outside the timing)
+  FloorArithmetic floor = FloorArithmetic::kF32;  // Source::kFloor rows: which arithmetic
 };
 
 constexpr int64_t kDecodePosition = 4000;
@@ -137,7 +141,20 @@ void RunCase(benchmark::State& state, const Case& c, const Rounds& plan) {
   auto baseline = [&] { ScalePass(buffers, c.threads); };
   RowTimes times;
   double reference = 0;
-  if (c.source == Source::kBaselineMemcpy) {
+  if (c.source == Source::kFloor) {
+    const RopeTable* table = TableFor(*c.model);
+    FloorRows rows;
+    if (table == nullptr ||
+        !MakeFloorRows(*table, c.tokens == 1 ? kDecodePosition : 0, c.tokens, &rows)) {
+      state.SkipWithError("the rotation floors take head_dim 128 and the table's positions");
+      return;
+    }
+    times = TimeRow(state, plan, c.threads, baseline, [&] {
+      (void)RotateFloor(c.floor, c.pairs, rows, t.q.data(), c.model->q_heads, t.k.data(),
+                        c.model->kv_heads);
+      benchmark::ClobberMemory();
+    });
+  } else if (c.source == Source::kBaselineMemcpy) {
     Floats q_copy(t.q.size()), k_copy(t.k.size());
     times = TimeRow(state, plan, c.threads, baseline, [&] {
       std::memcpy(q_copy.data(), t.q.data(), q_copy.size() * 4);
@@ -185,7 +202,8 @@ void Register(const Case& c, bool quick) {
   row.dtype = DTypeName(c.dtype);
   row.pairs = PairLayoutName(c.pairs);
   row.source = SourceName(c.source);
-  row.arithmetic = c.source == Source::kBaselineMemcpy || c.dtype != DType::kF32
+  row.arithmetic = c.source == Source::kFloor ? FloorArithmeticName(c.floor)
+                   : c.source == Source::kBaselineMemcpy || c.dtype != DType::kF32
                        ? ""
                        : ArithmeticName(c.arithmetic);
   row.target = c.target;
@@ -262,6 +280,23 @@ void RegisterRopeBenchmarks(bool quick) {
                  quick);
       }
     Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
+    // The rotation's arithmetic alone (bench/rotation_floor.h) on the same bytes, and the FMA chain
+    // posenc does not implement: at 1 and 16 tokens (L1 / L2), where the arithmetic sets the time
+    // (at 512 tokens memory does, for the floors as for the calls, and a floor bounds nothing:
+    // in trial runs table + kF32 read 97 % of the scale, its floor 90-97 %); interleaved pairs at
+    // decode, for the interleaved / half goal.
+    for (int64_t tokens : {1, 16})
+      for (FloorArithmetic f :
+           {FloorArithmetic::kF32, FloorArithmetic::kF64, FloorArithmetic::kFmaChain})
+        for (PairLayout pairs : {PairLayout::kHalf, PairLayout::kInterleaved}) {
+          if (pairs == PairLayout::kInterleaved &&
+              (tokens != 1 || f == FloorArithmetic::kFmaChain)) {
+            continue;
+          }
+          Case c{m, tokens, pairs, Source::kFloor, best, 1};
+          c.floor = f;
+          Register(c, quick);
+        }
     return;
   }
   // Every target with the default (f64) arithmetic; f32 arithmetic on the chosen target.

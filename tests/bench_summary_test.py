@@ -59,6 +59,11 @@ def synthetic(tool):
         # The same steps through a RopeCall: their own figures, never taken for ApplyRope's rows.
         row(1, "on_the_fly", pct=40.0, prepared=True),  # 2.5x
         row(1, "table", "f32", pct=80.0, prepared=True),  # 1.25x
+        # The arithmetic alone (bench/rotation_floor.h): own figures, never a call's.
+        row(1, "floor", "f64", pct=20.0),  # 5x
+        row(1, "floor", "f32", pct=80.0, us=2.0),  # 1.25x
+        row(1, "floor", "f32", us=2.5, pairs="interleaved"),
+        row(16, "floor", "fma_chain", pct=90.0),
         row(512, "on_the_fly", us=10.0),
         row(512, "on_the_fly", us=12.0, pairs="interleaved"),
         row(512, "on_the_fly", us=4.0, threads=2),  # the caller's 2-thread arena
@@ -77,6 +82,16 @@ def synthetic(tool):
           "decode default, prepared")
     close(figure(tool, [run], "decode, table + kF32, RopeCall::Apply: time / in-place scale")[1],
           1.25, "decode table, prepared")
+    close(figure(tool, [run], "decode, floor: kF64 alone: time / in-place scale")[1], 5.0,
+          "decode kF64 floor")
+    close(figure(tool, [run], "decode, floor: kF32 alone: time / in-place scale")[1], 1.25,
+          "decode kF32 floor")
+    close(figure(tool, [run], "16 tokens, floor: FMA chain (not in posenc) alone")[1], 90.0,
+          "16 tokens chain floor")
+    close(figure(tool, [run], "interleaved / half time, floor: kF32 alone, 1 token")[1], 1.25,
+          "interleaved floor")
+    values, _, _ = figure(tool, [run], "16 tokens, floor: kF64 alone")
+    check(values == [None], "missing floor row is n/a")
     close(figure(tool, [run], "interleaved / half time, default, 512 tokens")[1], 1.2,
           "interleaved")
     close(figure(tool, [run], "2 threads / 1 (caller's arena), default, 512 tokens")[1], 2.5,
@@ -127,9 +142,11 @@ def real_run(tool, source_dir):
           "f16 4096")
     # Every figure is present in a quick run: the suite and the tool agree on the rows' keys. The
     # file predates the RopeCall rows (2026-12-07), and its rows lack the "prepared" key: they
-    # count as ApplyRope rows (the tool's MISSING), which the figures above rely on.
+    # count as ApplyRope rows (the tool's MISSING), which the figures above rely on. It also
+    # predates the floor rows (2026-12-07, bench/rotation_floor.h).
     newer = {"decode, default, RopeCall::Apply: time / in-place scale",
              "decode, table + kF32, RopeCall::Apply: time / in-place scale"}
+    newer |= {lab for lab, _, _, _ in tool.FIGURES if "floor: " in lab}
     missing = [lab for lab, _, _, values, _, _ in tool.summarise([run])
                if values == [None] and lab not in newer]
     check(not missing, f"figures without rows in a quick run: {missing}")

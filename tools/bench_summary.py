@@ -25,6 +25,10 @@ MISSING = {"prepared": False}
 DEFAULT_SETTINGS = {"source": "on_the_fly", "arithmetic": "f64"}  # RopeParams{} for f32 tensors
 TABLE_F32 = {"source": "table", "arithmetic": "f32"}
 TABLE_F64 = {"source": "table", "arithmetic": "f64"}
+# The rotation's arithmetic alone (bench/rotation_floor.h): what no call with it can beat.
+FLOORS = (("kF64", {"source": "floor", "arithmetic": "f64"}),
+          ("kF32", {"source": "floor", "arithmetic": "f32"}),
+          ("FMA chain (not in posenc)", {"source": "floor", "arithmetic": "fma_chain"}))
 
 
 class Run:
@@ -101,10 +105,19 @@ FIGURES = [
      lambda r: scale_times(r, tokens=1, prepared=True, **DEFAULT_SETTINGS)),
     ("decode, table + kF32, RopeCall::Apply: time / in-place scale", "x", "-",
      lambda r: scale_times(r, tokens=1, prepared=True, **TABLE_F32)),
+] + [
+    (f"decode, floor: {name} alone: time / in-place scale", "x", "-",
+     lambda r, k=keys: scale_times(r, tokens=1, **k))
+    for name, keys in FLOORS
+] + [
     ("16 tokens, default", "%", ">= 70", lambda r: pct(r, tokens=16, **DEFAULT_SETTINGS)),
     ("16 tokens, table + kF32", "%", ">= 85", lambda r: pct(r, tokens=16, **TABLE_F32)),
     ("512 tokens, default", "%", ">= 70", lambda r: pct(r, tokens=512, **DEFAULT_SETTINGS)),
     ("512 tokens, table + kF32", "%", ">= 85", lambda r: pct(r, tokens=512, **TABLE_F32)),
+] + [
+    (f"16 tokens, floor: {name} alone", "%", "-", lambda r, k=keys: pct(r, tokens=16, **k))
+    for name, keys in FLOORS
+] + [
     ("4096 tokens in place, default", "%", ">= 90",
      lambda r: pct(r, tokens=4096, **DEFAULT_SETTINGS)),
     ("4096 tokens in place, table + kF32", "%", ">= 90",
@@ -118,6 +131,11 @@ FIGURES = [
      "<= 1.15", lambda r, t=tokens, s=settings: interleaved_over_half(r, t, s))
     for name, settings in (("default", DEFAULT_SETTINGS), ("table + kF32", TABLE_F32))
     for tokens in (1, 512, 4096)
+] + [
+    # The same ratio of the arithmetic alone (bench/rotation_floor.h): the least it can be.
+    (f"interleaved / half time, floor: {name} alone, 1 token", "x", "-",
+     lambda r, k=keys: interleaved_over_half(r, 1, k))
+    for name, keys in FLOORS[:2]
 ] + [
     (f"2 threads / 1 ({where}), {name}, {tokens} tokens", "x",
      ">= 1.7" if tokens == 512 else ">= 1",

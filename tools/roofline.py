@@ -4,8 +4,10 @@
 Usage: tools/roofline.py BENCH.json OUT.png [--threads N] [--model NAME] [--dtype T]
 
 BENCH.json is what `posenc bench --json FILE` writes. One solid line per (target, arithmetic,
-source) for the kernel, and the in-place bandwidth baseline measured in the same run as a dashed
-black line (the memory roofline at each size). Uses Debian's python3-matplotlib.
+source) for the kernel, one dotted line per arithmetic for the rotation floors (source "floor":
+the arithmetic alone, not posenc; bench/rotation_floor.h), and the in-place bandwidth baseline
+measured in the same run as a dashed black line (the memory roofline at each size). Uses Debian's
+python3-matplotlib.
 """
 import argparse
 import collections
@@ -31,6 +33,7 @@ def main(argv):
         rows = [r for r in json.load(f)
                 if r.get("threads") == args.threads and r.get("model") == args.model
                 and r.get("dtype") == args.dtype and r.get("max_threads", 0) == 0
+                and not r.get("prepared", False)  # RopeCall rows: the same bytes as ApplyRope's
                 and (not r.get("out_of_place", False) or r["source"].startswith("baseline"))
                 and (r.get("pairs") == args.pairs or r["source"].startswith("baseline"))]
     if not rows:
@@ -38,17 +41,22 @@ def main(argv):
               f"dtype={args.dtype}, pairs={args.pairs} in {args.bench_json}", file=sys.stderr)
         return 2
     lines = collections.defaultdict(list)
+    floors = collections.defaultdict(list)
     baseline = {}
     for r in rows:
         if r["source"].startswith("baseline"):
             continue
         key = f'{r["target"]} {r["arithmetic"]} {r["source"]}'
-        lines[key].append((r["bytes"], r["gbps"]))
+        (floors if r["source"] == "floor" else lines)[key].append((r["bytes"], r["gbps"]))
         baseline[r["bytes"]] = max(baseline.get(r["bytes"], 0.0), r["baseline_gbps"])
     fig, ax = plt.subplots(figsize=(8, 5))
     for key, points in sorted(lines.items()):
         points.sort()
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=key)
+    for key, points in sorted(floors.items()):
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], ":", marker=".",
+                label=key + " (arithmetic alone)")
     b = sorted(baseline.items())
     ax.plot([p[0] for p in b], [p[1] for p in b], "k--", marker="s",
             label="in-place bandwidth baseline (same run)")
@@ -61,7 +69,8 @@ def main(argv):
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(args.out_png, dpi=110)
-    print(f"roofline: wrote {args.out_png} ({len(lines)} kernel lines, {len(b)} baseline points)")
+    print(f"roofline: wrote {args.out_png} ({len(lines)} kernel lines, {len(floors)} floor lines, "
+          f"{len(b)} baseline points)")
     return 0
 
 
