@@ -95,9 +95,11 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   if (params.exec.max_threads < 0) {
     return Err(kInvalid, "exec.max_threads = ", params.exec.max_threads, ": must be >= 0");
   }
-  // From here on only the copy of the positions is read (see PositionSnapshot).
-  if (!(st = prep->positions.Take(params.positions, out.batch, out.seq)).ok()) return st;
-  const PositionRange r = RangeOf(prep->positions.positions(), out.batch, out.seq);
+  // From here on only the copy of the positions is read (see PositionSnapshot), written straight
+  // into the plan.
+  st = prep->positions.Take(params.positions, out.batch, out.seq, "positions", &plan->positions);
+  if (!st.ok()) return st;
+  const PositionRange r = RangeOf(plan->positions, out.batch, out.seq);
   const PositionBytes ids = CallerPositionBytes(params.positions, out.batch, out.seq);
   if (ViewOverlapsBytes(to, ids.data, ids.bytes)) {
     return Err(kInvalid, ids.name, " overlaps out: an input must not share memory with an output");
@@ -118,7 +120,6 @@ Status PrepareSinusoidal(const SinusoidalParams& params, const EmbeddingView* x,
   plan->out = out.data;
   plan->out_stride[0] = out.stride_batch;
   plan->out_stride[1] = out.stride_seq;
-  plan->positions = prep->positions.positions();
 
   if (params.table != nullptr) {
     const SinusoidalTable& table = *params.table;
