@@ -13,6 +13,7 @@
 
 #include "hwy/aligned_allocator.h"
 #include "posenc/reference.h"
+#include "posenc/rope.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/bf16_store_test.cc"
@@ -54,7 +55,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
-// Stores every input through StoreBF16Pair (2 * Lanes values at a time) and compares.
+// Stores every input through StoreBF16Pair<kAvx512Bf16> (2 * Lanes values at a time) and
+// compares.
+template <bool kAvx512Bf16>
 void CheckStores(const std::vector<uint32_t>& in, const char* what) {
   const hn::ScalableTag<float> d;
   const size_t n2 = 2 * hn::Lanes(d);
@@ -65,7 +68,7 @@ void CheckStores(const std::vector<uint32_t>& in, const char* what) {
     const auto v1 = hn::BitCast(
         d, hn::LoadU(hn::RebindToUnsigned<decltype(d)>(), in.data() + i + hn::Lanes(d)));
     uint16_t* dst = out.get() + (i / n2) % 2;
-    StoreBF16Pair(d, v0, v1, dst);
+    StoreBF16Pair<kAvx512Bf16>(d, v0, v1, dst);
     for (size_t j = 0; j < n2; ++j) {
       const uint16_t want = test::OracleBF16(in[i + j]);
       if (dst[j] != want) {
@@ -81,13 +84,9 @@ void CheckStores(const std::vector<uint32_t>& in, const char* what) {
 HWY_NOINLINE void TestStoreBF16Pair() {
 #if HWY_TARGET != HWY_SCALAR
   const std::vector<uint32_t> in = test::StoreInputs();
-  const bool was = kernels::SetAvx512Bf16Stores(true);
-  EXPECT_EQ(kernels::Avx512Bf16Stores(), kernels::CpuHasAvx512Bf16());
-  CheckStores(in, kernels::Avx512Bf16Stores() ? "AVX512_BF16 allowed" : "integer rounding");
-  kernels::SetAvx512Bf16Stores(false);
-  EXPECT_FALSE(kernels::Avx512Bf16Stores());
-  CheckStores(in, "integer rounding");
-  kernels::SetAvx512Bf16Stores(was);
+  // The instruction's path only where the CPU runs it (elsewhere it would fault).
+  if (kernels::CpuHasAvx512Bf16()) CheckStores<true>(in, "AVX512_BF16 allowed");
+  CheckStores<false>(in, "integer rounding");
 #endif
 }
 
@@ -99,5 +98,52 @@ HWY_AFTER_NAMESPACE();
 namespace posenc {
 HWY_BEFORE_TEST(Bf16StoreTest);
 HWY_EXPORT_AND_TEST_P(Bf16StoreTest, TestStoreBF16Pair);
+
+// The kernels read kernels::Avx512Bf16Stores() once per token (rope-inl.h, RotateTokenHeads):
+// bf16 RoPE outputs must be the same bits with the instruction allowed and not, on heads whose
+// outputs include f32 subnormals (which the instruction alone would flush to zero) and NaNs, in
+// place (register-resident rows) and out of place with a head_dim tail (head by head).
+TEST(Bf16StoreTest, RopeSameBitsWithAndWithoutTheInstruction) {
+  constexpr int64_t kSeq = 5, kHeads = 3;
+  for (const int64_t head_dim : {int64_t{128}, int64_t{72}}) {
+    const int64_t rotary = head_dim == 128 ? 128 : 64;
+    const size_t n = static_cast<size_t>(kSeq * kHeads * head_dim);
+    std::vector<uint16_t> input(n);
+    std::mt19937 rng(99);
+    for (size_t i = 0; i < n; ++i) {
+      // Mostly bf16 subnormals and tiny normals (rotated: f32 subnormals), some ordinary values,
+      // one NaN.
+      const uint32_t r = static_cast<uint32_t>(rng());
+      input[i] = static_cast<uint16_t>(((r >> 16) & 0x8000u) |
+                                       (i % 7 == 0 ? 0x3F00u + (r & 0xFFu) : (r & 0xFFu)));
+    }
+    input[n / 2] = 0x7FA1;  // a signalling NaN
+    std::vector<uint16_t> outputs[2];
+    for (const bool allow : {true, false}) {
+      std::vector<uint16_t>& out = outputs[allow ? 0 : 1];
+      out = input;
+      std::vector<uint16_t> in_copy = input;
+      RopeParams params;
+      params.rotary_dim = rotary;
+      params.positions = Positions::Offset(3);
+      RopeTensors t;
+      const bool in_place = head_dim == 128;
+      t.q = TensorBSHD(in_place ? out.data() : in_copy.data(), DType::kBF16, 1, kSeq, kHeads,
+                       head_dim);
+      if (!in_place) t.q_out = TensorBSHD(out.data(), DType::kBF16, 1, kSeq, kHeads, head_dim);
+      const bool was = kernels::SetAvx512Bf16Stores(allow);
+      const Status st = ApplyRope(t, params);
+      kernels::SetAvx512Bf16Stores(was);
+      ASSERT_TRUE(st.ok()) << st.message();
+    }
+    size_t subnormal_outputs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(outputs[0][i], outputs[1][i]) << "element " << i << ", head_dim " << head_dim;
+      const uint16_t mag = outputs[0][i] & 0x7FFFu;
+      subnormal_outputs += mag != 0 && mag < 0x0080u;
+    }
+    EXPECT_GT(subnormal_outputs, n / 4) << "the inputs must produce subnormal outputs";
+  }
+}
 }  // namespace posenc
 #endif

@@ -62,6 +62,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "lib/kernels/cpu_features.h"
 #include "lib/kernels/demote-inl.h"
 #include "lib/kernels/half-inl.h"
 
@@ -339,10 +340,12 @@ struct HeadStorage {
 };
 
 // bf16 heads: two vectors narrow into one full vector of 16-bit lanes and one store
-// (StoreBF16Pair: one ConcatOdd, or AVX512_BF16's conversion; not on SCALAR, whose vectors have
-// 1 lane). Every NaN is stored as 0x7FC0 directly: no probe.
-template <>
-struct HeadStorage<hwy::bfloat16_t, false> {
+// (StoreBF16Pair: one ConcatOdd, or with kAvx512Bf16 AVX512_BF16's conversion; not on SCALAR,
+// whose vectors have 1 lane). Every NaN is stored as 0x7FC0 directly: no probe.
+// HeadStorage<bf16, false> is the integer rounding; RotateTokenHeads picks BF16HeadStorage<true>
+// once per token where kernels::Avx512Bf16Stores() holds (the same bits, bf16_store_test.cc).
+template <bool kAvx512Bf16>
+struct BF16HeadStorage {
   using T = hwy::bfloat16_t;
   static constexpr bool kProbe = false;
   static constexpr bool kPairedStores = HWY_TARGET != HWY_SCALAR;
@@ -362,10 +365,17 @@ struct HeadStorage<hwy::bfloat16_t, false> {
   template <bool kStream, class D>
   static HWY_INLINE void Store2(D d, hn::Vec<D> v0, hn::Vec<D> v1, T* p) {
     static_assert(!kStream, "streaming stores: f32 heads only");
-    StoreBF16Pair(d, v0, v1, reinterpret_cast<uint16_t*>(p));
+    StoreBF16Pair<kAvx512Bf16>(d, v0, v1, reinterpret_cast<uint16_t*>(p));
   }
 #endif
 };
+template <>
+struct HeadStorage<hwy::bfloat16_t, false> : BF16HeadStorage<false> {};
+
+// The HeadStorage of T heads whose arithmetic lanes are RowOf<T, kF64> (the default policy of
+// the head loops below).
+template <class T, bool kF64>
+using HeadStorageOf = HeadStorage<T, std::is_same_v<RowOf<T, kF64>, double>>;
 
 // The steps of a head for the half layout (pairs (in[i], in[i + half]) -> (out[i], out[i + half]))
 // on the lanes of d, with the row's vectors c, s given (loaded by HeadLoop, or held in registers
@@ -623,7 +633,7 @@ HWY_INLINE void RegisterRowHead(D d, const hn::Vec<D> (&c)[K], const hn::Vec<D> 
 // heads where StreamableHead holds). kPrefetch: whether to apply `prefetch` at all; a separate
 // instantiation keeps the test out of the head loop of the calls that prefetch nothing (decode:
 // ~25 ns of 0.47 us per Llama-3-8B token on AVX3, docs/performance.md section 3.16).
-template <class T, size_t K, bool kF64, bool kInterleaved, bool kInverse, bool kPrefetch>
+template <class T, size_t K, bool kF64, bool kInterleaved, bool kInverse, bool kPrefetch, class IO>
 HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                   const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
                                   size_t elements, const T* in, int64_t in_stride, T* out,
@@ -633,7 +643,6 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                   hn::Vec<HeadProbeTag<RowOf<T, kF64>>>& p1) {
   static_assert(K >= 1 && K <= kMaxRegisterRowVectors, "row vectors must fit the registers");
   using R = RowOf<T, kF64>;
-  using IO = HeadStorage<T, std::is_same_v<R, double>>;
   using Steps =
       std::conditional_t<kInterleaved, PairSteps<IO, false>, HalfSteps<IO, kInverse, false>>;
   const hn::ScalableTag<R> d;
@@ -676,7 +685,7 @@ HWY_INLINE bool RegisterRowChunks(const RowOf<T, kF64>* HWY_RESTRICT cos,
 // chunks: whether a row of more than kMaxRegisterRowVectors vectors may be taken in chunks.
 // stream (f32 only): streaming stores for the heads where StreamableHead holds, as
 // RotateHeadT<..., kStream> would; `streamed` becomes true if one was issued.
-template <class T, bool kF64, bool kInterleaved, bool kInverse>
+template <class T, bool kF64, bool kInterleaved, bool kInverse, class IO = HeadStorageOf<T, kF64>>
 HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
                                       const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
                                       const T* in, int64_t in_stride, T* out, int64_t out_stride,
@@ -698,12 +707,13 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
 #define POSENC_REGISTER_ROW_CASE(KK)                                                       \
   case KK:                                                                                 \
     if constexpr (KK <= kMaxRegisterRowVectors) {                                          \
-      s = prefetch.Any() ? RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse, true>(   \
-                               cos, sin, half, elements, in, in_stride, out, out_stride,   \
-                               heads, stream, prefetch, p0, p1)                            \
-                         : RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse, false>(  \
-                               cos, sin, half, elements, in, in_stride, out, out_stride,   \
-                               heads, stream, prefetch, p0, p1);                           \
+      s = prefetch.Any()                                                                   \
+              ? RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse, true, IO>(          \
+                    cos, sin, half, elements, in, in_stride, out, out_stride, heads,       \
+                    stream, prefetch, p0, p1)                                              \
+              : RegisterRowChunks<T, KK, kF64, kInterleaved, kInverse, false, IO>(         \
+                    cos, sin, half, elements, in, in_stride, out, out_stride, heads,       \
+                    stream, prefetch, p0, p1);                                             \
     }                                                                                      \
     break;
     POSENC_REGISTER_ROW_CASE(1)
@@ -718,7 +728,6 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
     default:
       return false;
   }
-  using IO = HeadStorage<T, std::is_same_v<RowOf<T, kF64>, double>>;
   if (IO::kProbe && !ProbeFinite(HeadProbeTag<RowOf<T, kF64>>(), hn::Add(p0, p1))) {
     for (int64_t h = 0; h < heads; ++h) CanonicalizeStoredNaNs(out + h * out_stride, 2 * half);
   }
@@ -734,11 +743,11 @@ HWY_INLINE bool RegisterRowTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
 // honour kF64; bf16 / f16 heads use f32 arithmetic and round each output once to nearest even.
 // kStream (f32 heads only): streaming stores for the full vectors, only where
 // StreamableHead(out) holds. Interleaved heads on SCALAR take only the 1-lane pair steps.
-template <class T, bool kF64, bool kInterleaved, bool kInverse, bool kStream = false>
+template <class T, bool kF64, bool kInterleaved, bool kInverse, bool kStream = false,
+          class IO = HeadStorageOf<T, kF64>>
 HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
                             const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, T* out) {
   using R = RowOf<T, kF64>;
-  using IO = HeadStorage<T, std::is_same_v<R, double>>;
   const hn::ScalableTag<R> d;
   const hn::CappedTag<R, 1> d1;
   const bool finite =
@@ -756,18 +765,18 @@ HWY_INLINE void RotateHeadT(const T* in, const RowOf<T, kF64>* HWY_RESTRICT cos,
 // copy; `chunks` as there), else RotateHeadT head by head. stream (f32 outputs out of place
 // only): streaming stores for the heads where StreamableHead holds; `streamed` becomes true if
 // one was issued (the caller fences once after its tokens). prefetch: what to ask the caches for
-// (HeadPrefetch).
-template <class T, bool kF64, bool kInterleaved, bool kInverse>
-HWY_INLINE void RotateTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
-                                 const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, size_t tail,
-                                 const T* in, int64_t in_stride, T* out, int64_t out_stride,
-                                 int64_t heads, bool chunks, bool stream,
-                                 const HeadPrefetch& prefetch, bool& streamed) {
+// (HeadPrefetch). IO: the storage policy of the heads (RotateTokenHeads chooses it).
+template <class T, bool kF64, bool kInterleaved, bool kInverse, class IO>
+HWY_INLINE void RotateTokenHeadsWith(const RowOf<T, kF64>* HWY_RESTRICT cos,
+                                     const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half,
+                                     size_t tail, const T* in, int64_t in_stride, T* out,
+                                     int64_t out_stride, int64_t heads, bool chunks, bool stream,
+                                     const HeadPrefetch& prefetch, bool& streamed) {
   const bool in_place = in == out;
   if ((in_place || tail == 0) &&
-      RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse>(cos, sin, half, in, in_stride, out,
-                                                             out_stride, heads, chunks, stream,
-                                                             prefetch, streamed)) {
+      RegisterRowTokenHeads<T, kF64, kInterleaved, kInverse, IO>(cos, sin, half, in, in_stride,
+                                                                 out, out_stride, heads, chunks,
+                                                                 stream, prefetch, streamed)) {
     return;
   }
   const hn::Rebind<float, hn::ScalableTag<RowOf<T, kF64>>> df_out;
@@ -778,17 +787,41 @@ HWY_INLINE void RotateTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
     bool streamed_head = false;
     if constexpr (std::is_same_v<T, float>) {
       if (stream && !in_place && StreamableHead(df_out, head_out, kInterleaved ? 0 : half)) {
-        RotateHeadT<T, kF64, kInterleaved, kInverse, true>(head_in, cos, sin, half, head_out);
+        RotateHeadT<T, kF64, kInterleaved, kInverse, true, IO>(head_in, cos, sin, half, head_out);
         streamed = streamed_head = true;
       }
     }
     if (!streamed_head) {
-      RotateHeadT<T, kF64, kInterleaved, kInverse>(head_in, cos, sin, half, head_out);
+      RotateHeadT<T, kF64, kInterleaved, kInverse, false, IO>(head_in, cos, sin, half, head_out);
     }
     if (!in_place && tail != 0) {
       std::memcpy(head_out + 2 * half, head_in + 2 * half, tail * sizeof(T));
     }
   }
+}
+
+// RotateTokenHeadsWith the heads' storage policy: bf16 heads on AVX3 take AVX512_BF16's
+// conversion where kernels::Avx512Bf16Stores() holds, read here once per token and tensor rather
+// than at every store.
+template <class T, bool kF64, bool kInterleaved, bool kInverse>
+HWY_INLINE void RotateTokenHeads(const RowOf<T, kF64>* HWY_RESTRICT cos,
+                                 const RowOf<T, kF64>* HWY_RESTRICT sin, size_t half, size_t tail,
+                                 const T* in, int64_t in_stride, T* out, int64_t out_stride,
+                                 int64_t heads, bool chunks, bool stream,
+                                 const HeadPrefetch& prefetch, bool& streamed) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (std::is_same_v<T, hwy::bfloat16_t>) {
+    if (kernels::Avx512Bf16Stores()) {
+      RotateTokenHeadsWith<T, kF64, kInterleaved, kInverse, BF16HeadStorage<true>>(
+          cos, sin, half, tail, in, in_stride, out, out_stride, heads, chunks, stream, prefetch,
+          streamed);
+      return;
+    }
+  }
+#endif
+  RotateTokenHeadsWith<T, kF64, kInterleaved, kInverse, HeadStorageOf<T, kF64>>(
+      cos, sin, half, tail, in, in_stride, out, out_stride, heads, chunks, stream, prefetch,
+      streamed);
 }
 
 }  // namespace HWY_NAMESPACE
