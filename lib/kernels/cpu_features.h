@@ -14,7 +14,8 @@ namespace kernels {
 bool CpuHasAvx512Bf16();
 
 // Whether bf16 stores on AVX3 may use VCVTNE2PS2BF16: the CPU has it and no test switched it
-// off. Read once per store of 32 values, hence a relaxed load of a flag set at start-up.
+// off. Read once per token and tensor (rope-inl.h, RotateTokenHeads), which then runs its heads
+// with or without the instruction; a relaxed load of a flag set at start-up.
 extern std::atomic<bool> g_avx512_bf16_stores;
 inline bool Avx512Bf16Stores() { return g_avx512_bf16_stores.load(std::memory_order_relaxed); }
 

@@ -119,9 +119,10 @@ HWY_INLINE hn::Vec<hn::Rebind<uint32_t, DF>> F32ToBF16CanonicalHigh(DF df, hn::V
 #if HWY_TARGET != HWY_SCALAR
 // v0 then v1 as 2 * Lanes(df) bf16 at p: F32ToBF16CanonicalHigh's bits (round to nearest even,
 // every NaN 0x7FC0). The upper halves of the u32 lanes narrow with one ConcatOdd.
-// kAvx512Bf16 (the caller read kernels::Avx512Bf16Stores() once, outside its loops: a load and a
-// branch per store cost ~4 % of a 4096-token bf16 call on an AVX512_BF16 Xeon) on AVX3 with
-// full 16-lane vectors: one VCVTNE2PS2BF16 when no lane is a NaN or an f32 subnormal. That instruction rounds every other f32 to nearest even
+// With kAvx512Bf16 (the caller read kernels::Avx512Bf16Stores() once, outside its loops: a load
+// and a branch per store cost ~5 % of a 4096-token bf16 call on an AVX512_BF16 Xeon,
+// docs/performance.md section 3.27), on AVX3 with full 16-lane vectors: one VCVTNE2PS2BF16 when
+// no lane is a NaN or an f32 subnormal. That instruction rounds every other f32 to nearest even
 // exactly as the integer rounding does (all 2^32 inputs compared on an AVX512_BF16 Xeon), but
 // it treats subnormal inputs as zero and keeps NaN payloads; such vectors (rare: a NaN or a
 // result below 2^-126) take the integer rounding. About 3x fewer operations per store.
