@@ -11,7 +11,8 @@ with IOBinding so no call allocates). Each ORT model is one node:
   com.microsoft  com.microsoft RotaryEmbedding, same caches, position_ids [1] (offset 0)
 q and k are two sessions (one node each) run back to back: one "call" is both. posenc rows
 (when `import posenc` works): posenc.apply_rope on the same q, k and caches (source "cache"),
-and with its default settings (cos/sin computed on the fly, f64 rotation).
+and with its default settings (cos/sin computed on the fly, f64 rotation); posenc.RopeCall, the
+same call checked once and then called per step, with the caches (f32 arithmetic) and default.
 Baselines on the same bytes: numpy copy (np.copyto, read + write) and in-place scale (x *= 1).
 Every figure is the median over --rounds rounds (default 3) of the mean over >= --min-time
 seconds of calls. ORT runs with intra_op_num_threads = --threads, posenc with threads = --threads.
@@ -157,7 +158,7 @@ def main(argv):
     print(f"CPU: {cpu_model()}; onnxruntime {ort.__version__}; threads {args.threads}; "
           f"median of {args.rounds} rounds"
           + ("" if posenc else "; posenc Python package not installed: no posenc rows"))
-    print(f"{'tokens':>6} {'row':<30} {'us/call':>10} {'GB/s':>7} {'% scale':>8} {'% copy':>7}")
+    print(f"{'tokens':>6} {'row':<32} {'us/call':>10} {'GB/s':>7} {'% scale':>8} {'% copy':>7}")
     rng = np.random.default_rng(7)
     for tokens in args.tokens:
         q = rng.uniform(-1, 1, (1, tokens, Q_HEADS * HEAD)).astype(np.float32)
@@ -194,6 +195,13 @@ def main(argv):
                 q, k, cos=cos, sin=sin, arithmetic="f32", **kw), "cache"))
             cases.append(("posenc default (on the fly, f64)", lambda: posenc.apply_rope(
                 q, k, base=THETA, **kw), "on_the_fly"))
+            if hasattr(posenc, "RopeCall"):  # checked once, then called (decode loops)
+                call_cache = posenc.RopeCall(q, k, cos=cos, sin=sin, arithmetic="f32", **kw)
+                call_default = posenc.RopeCall(q, k, base=THETA, **kw)
+                cases.append(("posenc RopeCall cache (f32 ar.)", lambda: call_cache(offset=0),
+                              "cache"))
+                cases.append(("posenc RopeCall default", lambda: call_default(offset=0),
+                              "on_the_fly"))
         refs = (reference(q, cos, sin), reference(k, cos, sin))
         for name, fn, source in cases:
             baseline = source.startswith("baseline")
@@ -213,7 +221,7 @@ def main(argv):
                                     f"{row['max_abs_error']:.3g} > {TOLERANCE:.3g} against the "
                                     "float64 reference")
             rows.append(row)
-            print(f"{tokens:>6} {name:<30} {t * 1e6:>10.1f} {gbps:>7.2f} {row['pct_of_scale']:>7.1f}% "
+            print(f"{tokens:>6} {name:<32} {t * 1e6:>10.2f} {gbps:>7.2f} {row['pct_of_scale']:>7.1f}% "
                   f"{row['pct_of_memcpy']:>6.1f}%")
     if args.json:
         with open(args.json, "w") as f:

@@ -5,6 +5,8 @@
     k = np.random.randn(1, 16, 8, 128).astype(np.float32)
     q_rot, k_rot = posenc.apply_rope(q, k, base=500000.0)     # new arrays
     posenc.apply_rope(q, k, out_q=q, out_k=k)                 # in place
+    step = posenc.RopeCall(q, k, out_q=q, out_k=k)            # checked once; per decode step:
+    step(offset=16)                                           # the positions only
 
 Arrays are numpy arrays of float32, float16 or ml_dtypes.bfloat16 in any strides (views are
 used as they are, never copied: q and k slices of one fused QKV array are rotated in place).
@@ -20,7 +22,7 @@ from posenc import _posenc
 from posenc._posenc import RopeConfig, info, load_hf_config, parse_hf_config
 
 __all__ = [
-    "apply_rope", "RopeTable", "RopeConfig", "RopeFrequencies", "load_hf_config",
+    "apply_rope", "RopeCall", "RopeTable", "RopeConfig", "RopeFrequencies", "load_hf_config",
     "parse_hf_config", "frequencies", "sinusoidal", "add_sinusoidal", "info", "set_max_target",
     "reference", "__version__",
 ]
@@ -62,6 +64,57 @@ def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=No
     return _args.rope_call(q, k, positions, offset, base, inv_freq, config, layer_type, pairs,
                            rotary_dim, inverse, attention_factor, cos, sin, table, out_q, out_k,
                            arithmetic, threads, layout, num_heads, num_kv_heads, "kernel")
+
+
+class RopeCall:
+    """apply_rope over the same arrays at new positions, its arguments checked once: a decode loop
+    calls it once per step, and each step costs about the kernel's time plus one C++ call.
+
+        call = posenc.RopeCall(q, k, base=500000.0, out_q=q, out_k=k)   # in place
+        for step in range(n):
+            ...                                  # write the step's q and k into q and k
+            call(offset=start + step)            # or call(positions=ids)
+
+    The arguments are apply_rope's, without positions / offset (given to each call) and without
+    config: a config's frequencies may depend on the sequence length, so take them once with
+    posenc.frequencies(config, seq_len) and pass inv_freq=f.inv_freq, attention_factor=
+    f.attention_factor, pairs=f.pairs, rotary_dim=f.rotary_dim. Every check apply_rope makes is
+    made here and raises here; a call checks only its positions (ValueError, IndexError outside a
+    table or cache) and on error writes nothing.
+
+    The RopeCall holds q, k, the outputs and caches for its life (numpy then refuses to resize
+    them); their contents may change between calls. Outputs not given are allocated here once,
+    and every call writes and returns those same arrays (out_q, out_k). Calls release the GIL;
+    two threads calling one RopeCall take turns.
+    """
+
+    def __init__(self, q, k=None, *, base=10000.0, inv_freq=None, pairs=None, rotary_dim=None,
+                 inverse=False, attention_factor=1.0, cos=None, sin=None, table=None, out_q=None,
+                 out_k=None, arithmetic="f64", threads=0, layout="bshd", num_heads=None,
+                 num_kv_heads=None):
+        (qv, kv, oqv, okv, dt, pairs_c, rotary, inverse, base, inv, attention_factor, _, _, _,
+         cos_r, sin_r, cache_dt, per_token, tab, arith, threads, oq, ok_, batch,
+         seq) = _args.rope_arguments(q, k, None, 0, base, inv_freq, None, None, pairs,
+                                     rotary_dim, inverse, attention_factor, cos, sin, table,
+                                     out_q, out_k, arithmetic, threads, layout, num_heads,
+                                     num_kv_heads, "kernel")
+        self._call = _posenc.PreparedRope(qv, kv, oqv, okv, dt, pairs_c, rotary, inverse, base,
+                                          inv, attention_factor, cos_r, sin_r, cache_dt,
+                                          per_token, tab, arith, threads)
+        self._batch, self._seq, self._per_token = batch, seq, per_token
+        self.out_q, self.out_k = oq, ok_
+
+    def __call__(self, positions=None, offset=0):
+        """Rotates at positions (int32/int64 [batch, seq], [1, seq] or [seq]) or offset + s
+        (offset an int or per-batch ints [batch]); returns (out_q, out_k)."""
+        if positions is None and type(offset) is int:
+            self._call.apply(None, None, offset)
+        else:
+            if self._per_token and positions is not None:
+                raise ValueError(_args.PER_TOKEN_POSITIONS)
+            pos = _args.positions_args(positions, offset, self._batch, self._seq)
+            self._call.apply(pos["ids"], pos["batch_offsets"], pos["offset"])
+        return self.out_q, self.out_k
 
 
 def _read_only(a):

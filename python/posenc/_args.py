@@ -179,8 +179,30 @@ def rope_call(q, k, positions, offset, base, inv_freq, config, layer_type, pairs
 
     Arguments are positional, in apply_rope's order, and the C++ call is positional: at decode
     sizes the kernel takes well under a microsecond, so this function's own cost is what a Python
-    caller sees (tools/bench_onnxruntime.py at 1 token). The checks and their order are those of
-    the helpers above."""
+    caller sees (tools/bench_onnxruntime.py at 1 token)."""
+    (qv, kv, oqv, okv, dt, pairs_c, rotary, inverse, base, inv, attention_factor, ids,
+     batch_offsets, offset, cos_r, sin_r, cache_dt, per_token, tab, arith, threads, oq, ok_, _,
+     _) = rope_arguments(q, k, positions, offset, base, inv_freq, config, layer_type, pairs,
+                         rotary_dim, inverse, attention_factor, cos, sin, table, out_q, out_k,
+                         arithmetic, threads, layout, num_heads, num_kv_heads, mode)
+    _posenc.rope(qv, kv, oqv, okv, dt, mode, pairs_c, rotary, inverse, base, inv,
+                 attention_factor, ids, batch_offsets, int(offset), cos_r, sin_r, cache_dt,
+                 per_token, tab, config, layer_type, arith, threads)
+    if mode == "reference_f64":
+        # Back to the user's layout (the C++ layer wrote logical [batch, seq, heads, head_dim]).
+        oq = None if q is None else _user_layout(oq, q, layout)
+        ok_ = None if k is None else _user_layout(ok_, k, layout)
+    return oq, ok_
+
+
+def rope_arguments(q, k, positions, offset, base, inv_freq, config, layer_type, pairs, rotary_dim,
+                   inverse, attention_factor, cos, sin, table, out_q, out_k, arithmetic, threads,
+                   layout, num_heads, num_kv_heads, mode):
+    """apply_rope's arguments checked and converted for the C++ layer, as one tuple: the logical
+    views (qv, kv, oqv, okv), dtype, pairs, rotary_dim, inverse, base, inv_freq, attention factor,
+    ids, batch_offsets, offset, cos, sin, cache dtype, per-token flag, table, arithmetic, threads,
+    then the user-shaped outputs (oq, ok) and the views' batch and seq. The checks and their order
+    are those of the helpers above."""
     if q is None and k is None:
         raise ValueError("q and k: at least one must be given")
     if q is not None and not isinstance(q, np.ndarray):
@@ -244,17 +266,14 @@ def rope_call(q, k, positions, offset, base, inv_freq, config, layer_type, pairs
         cos_r, sin_r, cache_dt, per_token = c["cos"], c["sin"], c["cache_dtype"], \
             c["cache_per_token"]
         if per_token and positions is not None:
-            raise ValueError("positions: unused with per-token caches [batch, seq, "
-                             "rotary_dim / 2]; give 2-D caches [rows, rotary_dim / 2] to read "
-                             "them by position")
-    _posenc.rope(qv, kv, oqv, okv, dt, mode, pairs_c, rotary, inverse, base, inv,
-                 attention_factor, ids, batch_offsets, int(offset), cos_r, sin_r, cache_dt,
-                 per_token, tab, config, layer_type, arith, threads)
-    if mode == "reference_f64":
-        # Back to the user's layout (the C++ layer wrote logical [batch, seq, heads, head_dim]).
-        oq = None if q is None else _user_layout(oq, q, layout)
-        ok_ = None if k is None else _user_layout(ok_, k, layout)
-    return oq, ok_
+            raise ValueError(PER_TOKEN_POSITIONS)
+    return (qv, kv, oqv, okv, dt, pairs_c, rotary, inverse, base, inv, attention_factor, ids,
+            batch_offsets, offset, cos_r, sin_r, cache_dt, per_token, tab, arith, threads, oq,
+            ok_, batch, seq)
+
+
+PER_TOKEN_POSITIONS = ("positions: unused with per-token caches [batch, seq, rotary_dim / 2]; "
+                       "give 2-D caches [rows, rotary_dim / 2] to read them by position")
 
 
 def _user_layout(a64: np.ndarray, like: np.ndarray, layout: str) -> np.ndarray:

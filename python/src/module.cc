@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -219,6 +220,37 @@ Frequencies ToFrequencies(double base, const std::optional<Doubles>& inv_freq,
 }
 
 // ---------------------------------------------------------------- RoPE
+// The RopeParams of python/posenc/_args.py's converted arguments, positions aside. inv_freq and
+// the cache arrays are pointed to, not copied: they must outlive the call (RopeCall::Create copies
+// inv_freq).
+RopeParams ToRopeParams(int pairs, int64_t rotary_dim, bool inverse, double base,
+                        const std::optional<Doubles>& inv_freq, double attention_factor,
+                        const ArrayBuffer& cos, const ArrayBuffer& sin,
+                        const std::string& cache_dtype, bool cache_per_token, const Table* table,
+                        int arithmetic, int threads) {
+  RopeParams p;
+  p.pairs = static_cast<PairLayout>(pairs);
+  p.arithmetic = static_cast<RotationArithmetic>(arithmetic);
+  p.rotary_dim = rotary_dim;
+  p.inverse = inverse;
+  p.freqs = ToFrequencies(base, inv_freq, attention_factor);
+  p.exec.max_threads = threads;
+  if (cos && sin) {
+    CosSinCache c;
+    c.dtype = ParseDType(cache_dtype);
+    CheckItemSize(cos, c.dtype, "cos");
+    CheckItemSize(sin, c.dtype, "sin");
+    c.kind = cache_per_token ? CosSinCache::Kind::kPerToken : CosSinCache::Kind::kByPosition;
+    c.cos = cos.data();
+    c.sin = sin.data();
+    c.rows = static_cast<int64_t>(cos.shape(0));
+    p.source = CosSinSource::Cache(c);
+  } else if (table != nullptr) {
+    p.source = CosSinSource::Table(table->table.get());
+  }
+  return p;
+}
+
 // mode: "kernel" (posenc::ApplyRope), "reference" (reference::ApplyRope, same outputs' dtype) or
 // "reference_f64" (reference::ApplyRopeF64 into q_out / k_out, contiguous float64).
 void Rope(nb::handle q_obj, nb::handle k_obj, nb::handle q_out_obj, nb::handle k_out_obj,
@@ -253,27 +285,9 @@ void Rope(nb::handle q_obj, nb::handle k_obj, nb::handle q_out_obj, nb::handle k
     if (q_out) t.q_out = ToTensor(q_out, dtype, "out_q");
     if (k_out) t.k_out = ToTensor(k_out, dtype, "out_k");
   }
-  RopeParams p;
-  p.pairs = static_cast<PairLayout>(pairs);
-  p.arithmetic = static_cast<RotationArithmetic>(arithmetic);
-  p.rotary_dim = rotary_dim;
-  p.inverse = inverse;
-  p.freqs = ToFrequencies(base, inv_freq, attention_factor);
+  RopeParams p = ToRopeParams(pairs, rotary_dim, inverse, base, inv_freq, attention_factor, cos,
+                              sin, cache_dtype, cache_per_token, table, arithmetic, threads);
   p.positions = ToPositions(ids, batch_offsets, offset);
-  p.exec.max_threads = threads;
-  if (cos && sin) {
-    CosSinCache c;
-    c.dtype = ParseDType(cache_dtype);
-    CheckItemSize(cos, c.dtype, "cos");
-    CheckItemSize(sin, c.dtype, "sin");
-    c.kind = cache_per_token ? CosSinCache::Kind::kPerToken : CosSinCache::Kind::kByPosition;
-    c.cos = cos.data();
-    c.sin = sin.data();
-    c.rows = static_cast<int64_t>(cos.shape(0));
-    p.source = CosSinSource::Cache(c);
-  } else if (table != nullptr) {
-    p.source = CosSinSource::Table(table->table.get());
-  }
   const RopeConfig* rope_config = config ? &config->ForLayerType(layer_type) : nullptr;
   Status st;
   {
@@ -289,6 +303,62 @@ void Rope(nb::handle q_obj, nb::handle k_obj, nb::handle q_out_obj, nb::handle k
   }
   Check(st);
 }
+
+// posenc.RopeCall's core: a posenc::RopeCall over arrays this object holds, with the arguments of
+// `rope` (mode "kernel", no config) checked once. The buffer exports keep the arrays alive and
+// stop numpy from reallocating them (ndarray.resize refuses while a buffer is exported), so the
+// RopeCall's pointers stay valid for this object's life. Apply releases the GIL under a mutex:
+// two Python threads calling one RopeCall take turns, where two concurrent posenc::RopeCall::Apply
+// calls would race on the outputs.
+class PreparedRope {
+ public:
+  PreparedRope(nb::handle q_obj, nb::handle k_obj, nb::handle q_out_obj, nb::handle k_out_obj,
+               const std::string& dtype_name, int pairs, int64_t rotary_dim, bool inverse,
+               double base, const std::optional<Doubles>& inv_freq, double attention_factor,
+               nb::handle cos_obj, nb::handle sin_obj, const std::string& cache_dtype,
+               bool cache_per_token, const Table* table, int arithmetic, int threads)
+      : q_(q_obj, false),
+        k_(k_obj, false),
+        q_out_(q_out_obj, true),
+        k_out_(k_out_obj, true),
+        cos_(cos_obj, false),
+        sin_(sin_obj, false) {
+    const DType dtype = ParseDType(dtype_name);
+    RopeTensors t;
+    if (q_) t.q = ToTensor(q_, dtype, "q");
+    if (k_) t.k = ToTensor(k_, dtype, "k");
+    if (q_out_) t.q_out = ToTensor(q_out_, dtype, "out_q");
+    if (k_out_) t.k_out = ToTensor(k_out_, dtype, "out_k");
+    RopeParams p = ToRopeParams(pairs, rotary_dim, inverse, base, inv_freq, attention_factor,
+                                cos_, sin_, cache_dtype, cache_per_token, table, arithmetic,
+                                threads);
+    if (table != nullptr) table_ = table->table;
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = RopeCall::Create(t, p, &call_);
+    }
+    Check(st);
+  }
+
+  void Apply(const std::optional<Ints>& ids, const std::optional<Ints>& batch_offsets,
+             int64_t offset) {
+    const Positions positions = ToPositions(ids, batch_offsets, offset);
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      st = call_->Apply(positions);
+    }
+    Check(st);
+  }
+
+ private:
+  const ArrayBuffer q_, k_, q_out_, k_out_, cos_, sin_;
+  std::shared_ptr<const RopeTable> table_;  // the RopeCall points into it
+  std::unique_ptr<RopeCall> call_;
+  std::mutex mutex_;
+};
 
 // ---------------------------------------------------------------- sinusoidal
 SinusoidalParams ToSinusoidalParams(int layout, int spacing, double base, int64_t position_offset,
@@ -458,6 +528,15 @@ NB_MODULE(_posenc, m) {
         "attention_factor"_a, "ids"_a.none(), "batch_offsets"_a.none(), "offset"_a,
         "cos"_a.none(), "sin"_a.none(), "cache_dtype"_a, "cache_per_token"_a, "table"_a.none(),
         "config"_a.none(), "layer_type"_a.none(), "arithmetic"_a, "threads"_a);
+  nb::class_<PreparedRope>(m, "PreparedRope")
+      .def(nb::init<nb::handle, nb::handle, nb::handle, nb::handle, const std::string&, int,
+                    int64_t, bool, double, const std::optional<Doubles>&, double, nb::handle,
+                    nb::handle, const std::string&, bool, const Table*, int, int>(),
+           "q"_a.none(), "k"_a.none(), "q_out"_a.none(), "k_out"_a.none(), "dtype"_a, "pairs"_a,
+           "rotary_dim"_a, "inverse"_a, "base"_a, "inv_freq"_a.none(), "attention_factor"_a,
+           "cos"_a.none(), "sin"_a.none(), "cache_dtype"_a, "cache_per_token"_a,
+           "table"_a.none(), "arithmetic"_a, "threads"_a)
+      .def("apply", &PreparedRope::Apply, "ids"_a.none(), "batch_offsets"_a.none(), "offset"_a);
   m.def("write_sinusoidal", &WriteSinusoidalTo, "out"_a, "dtype"_a, "layout"_a, "spacing"_a,
         "base"_a, "position_offset"_a, "ids"_a.none(), "batch_offsets"_a.none(), "offset"_a,
         "threads"_a);

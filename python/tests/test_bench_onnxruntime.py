@@ -43,7 +43,8 @@ def test_peer_rows_run_and_compute_rope(tmp_path):
         names = {r["row"] for r in rows if r["tokens"] == tokens}
         assert {"numpy in-place scale (baseline)", "numpy copy (baseline)", "onnxruntime opset23",
                 "onnxruntime com.microsoft", "posenc cache (f64)", "posenc cache (f32 arithmetic)",
-                "posenc default (on the fly, f64)"} <= names, names
+                "posenc default (on the fly, f64)", "posenc RopeCall cache (f32 ar.)",
+                "posenc RopeCall default"} <= names, names
     mod = load_script()
     for r in rows:
         assert keys <= r.keys(), r
