@@ -3,12 +3,14 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/rotation_floor.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "lib/kernels/exact_fma-inl.h"
 #include "posenc/rope.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -90,19 +92,61 @@ void F64Heads(const double* c, const double* s, float* x, int64_t heads) {
   });
 }
 
-// The FMA chain on hi / lo rows: t from the lo parts, then two fused steps with the hi parts.
+// Below M = max(|x|, |y|) = 2^-124 the chain's B < 2 fails (docs/performance.md section 3.29),
+// so a head holding such a pair takes kF64's operations on the hi rows instead (B = 2, math.md
+// section 9.2): a choice per head, so the bits stay the same on every target. The test is
+// conservative: with a, b the magnitudes' bit patterns, max(a, b) <= (a | b) < 2 max(a, b), so
+// (a | b) < 2 * bits(2^-124) holds for every such pair (and for some up to M < 2^-123).
+constexpr int32_t kChainGuardBits = 2 * (3 << 23);  // 2 * bits(2^-124)
+
+// Whether any pair of the head at (x, y) may have M < 2^-124: an OR, an AND and a minimum per
+// two input vectors.
+template <class D>
+HWY_INLINE bool ChainNeedsGuard(D d, const float* x, const float* y) {
+  const hn::RebindToSigned<D> di;
+  const auto magnitude = hn::Set(di, 0x7FFFFFFF);
+  auto least = magnitude;
+  for (size_t i = 0; i < kPairs; i += hn::Lanes(d)) {
+    const auto bits =
+        hn::Or(hn::BitCast(di, hn::LoadU(d, x + i)), hn::BitCast(di, hn::LoadU(d, y + i)));
+    least = hn::Min(least, hn::And(bits, magnitude));
+  }
+  return !hn::AllFalse(di, hn::Lt(least, hn::Set(di, kChainGuardBits)));
+}
+
+// The FMA chain on hi / lo rows: t from the lo parts, then two fused steps with the hi parts,
+// each rounded once on every target (MulAddExact: the FMA instruction, or its emulation); heads
+// the guard flags take kF64's operations on the hi rows, in scalar double (exact products, the
+// difference rounded in double, then to f32: kF64's value on every target).
 void ChainHeads(const float* ch, const float* sh, const float* cl, const float* sl, float* x,
                 int64_t heads) {
+  using posenc::HWY_NAMESPACE::MulAddExact;
+  using posenc::HWY_NAMESPACE::NegMulAddExact;
   const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
   const float* const rows[4] = {ch, sh, cl, sl};
-  HalfHeads(d, rows, x, heads, [d](float* px, float* py, const auto& row, size_t k) {
-    const auto xv = hn::LoadU(d, px), yv = hn::LoadU(d, py);
-    const auto chv = row.Get(0, k), shv = row.Get(1, k), clv = row.Get(2, k), slv = row.Get(3, k);
-    const auto tx = hn::Sub(hn::Mul(xv, clv), hn::Mul(yv, slv));
-    const auto ty = hn::Add(hn::Mul(yv, clv), hn::Mul(xv, slv));
-    hn::StoreU(hn::MulAdd(xv, chv, hn::NegMulAdd(yv, shv, tx)), d, px);
-    hn::StoreU(hn::MulAdd(yv, chv, hn::MulAdd(xv, shv, ty)), d, py);
-  });
+  const RowVectors<decltype(d), 4> row(d, rows);
+  for (int64_t h = 0; h < heads; ++h) {
+    float* px = x + h * 2 * kFloorPairs;
+    float* py = px + kPairs;
+    if (ChainNeedsGuard(d, px, py)) {
+      for (size_t i = 0; i < kPairs; ++i) {
+        const double xi = px[i], yi = py[i], c = ch[i], s = sh[i];
+        px[i] = static_cast<float>(xi * c - yi * s);
+        py[i] = static_cast<float>(yi * c + xi * s);
+      }
+      continue;
+    }
+    for (size_t k = 0; k < kPairs / N; ++k) {
+      const auto xv = hn::LoadU(d, px + k * N), yv = hn::LoadU(d, py + k * N);
+      const auto chv = row.Get(0, k), shv = row.Get(1, k), clv = row.Get(2, k);
+      const auto slv = row.Get(3, k);
+      const auto tx = hn::Sub(hn::Mul(xv, clv), hn::Mul(yv, slv));
+      const auto ty = hn::Add(hn::Mul(yv, clv), hn::Mul(xv, slv));
+      hn::StoreU(MulAddExact(d, xv, chv, NegMulAddExact(d, yv, shv, tx)), d, px + k * N);
+      hn::StoreU(MulAddExact(d, yv, chv, MulAddExact(d, xv, shv, ty)), d, py + k * N);
+    }
+  }
 }
 
 // Interleaved pairs (x0, y0, x1, y1, ...) with the pair rows pc = (c0, c0, c1, c1, ...),
