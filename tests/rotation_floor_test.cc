@@ -12,6 +12,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -163,19 +165,23 @@ TEST(RotationFloorTest, FmaChainRoundsOnceWhereOnlyTheRowsRound) {
   ForEachTarget([&](const std::string& target) { EXPECT_LT(ChainUlp(in), 0.5001) << target; });
 }
 
-// The chain without its guard, pair by pair in scalar f32 with std::fmaf (one rounding each):
-// the floor's operations on the same rows, in place on `x` (the test's heads).
+// The chain without its guard on one pair (x, y) with the rows' entry `at`, in scalar f32 with
+// std::fmaf (one rounding each): the floor's operations on the same values.
+std::pair<float, float> UnguardedChainPair(const FloorRows& rows, size_t at, float x, float y) {
+  const float ch = rows.cos[at], sh = rows.sin[at], cl = rows.cos_lo[at], sl = rows.sin_lo[at];
+  return {std::fmaf(x, ch, std::fmaf(-y, sh, x * cl - y * sl)),
+          std::fmaf(y, ch, std::fmaf(x, sh, y * cl + x * sl))};
+}
+
+// UnguardedChainPair over every pair of the test's heads `x`, in place.
 void UnguardedChain(const FloorRows& rows, std::vector<float>& x) {
   for (int64_t t = 0; t < kTokens; ++t) {
     for (int64_t h = 0; h < kHeads; ++h) {
       float* p = x.data() + (t * kHeads + h) * kHeadDim;
       for (int64_t i = 0; i < kFloorPairs; ++i) {
         const size_t at = static_cast<size_t>(t * kFloorPairs + i);
-        const float xi = p[i], yi = p[i + kFloorPairs];
-        const float tx = xi * rows.cos_lo[at] - yi * rows.sin_lo[at];
-        const float ty = yi * rows.cos_lo[at] + xi * rows.sin_lo[at];
-        p[i] = std::fmaf(xi, rows.cos[at], std::fmaf(-yi, rows.sin[at], tx));
-        p[i + kFloorPairs] = std::fmaf(yi, rows.cos[at], std::fmaf(xi, rows.sin[at], ty));
+        std::tie(p[i], p[i + kFloorPairs]) =
+            UnguardedChainPair(rows, at, p[i], p[i + kFloorPairs]);
       }
     }
   }
@@ -204,10 +210,9 @@ TEST(RotationFloorTest, FmaChainGuardKeepsTheBoundJustAboveTheSubnormals) {
       float y = static_cast<float>((2 * unit(rng) - 1) * x);
       if (rng() & 1) x = -x;
       if (rng() & 1) std::swap(x, y);
-      const float ch = rows.cos[at], sh = rows.sin[at], cl = rows.cos_lo[at], sl = rows.sin_lo[at];
-      const float ox = std::fmaf(x, ch, std::fmaf(-y, sh, x * cl - y * sl));
-      const float oy = std::fmaf(y, ch, std::fmaf(x, sh, y * cl + x * sl));
-      const long double c = static_cast<long double>(ch) + cl, s = static_cast<long double>(sh) + sl;
+      const auto [ox, oy] = UnguardedChainPair(rows, at, x, y);
+      const long double c = static_cast<long double>(rows.cos[at]) + rows.cos_lo[at];
+      const long double s = static_cast<long double>(rows.sin[at]) + rows.sin_lo[at];
       const long double ex = x * c - y * s, ey = x * s + y * c;
       const long double ulp = std::ldexp(1.0L, -149);  // ulp_f32 of M in [2^-126, 2^-125)
       if (std::fabs(ox - ex) / ulp >= 2.05L || std::fabs(oy - ey) / ulp >= 2.05L) {
