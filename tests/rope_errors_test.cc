@@ -100,6 +100,61 @@ TEST(RopeErrorsTest, Strides) {
       kInvalid, "overflows");
 }
 
+// CheckView's faults at the extremes of int64_t (no step of its offset arithmetic may overflow
+// unnoticed), and its alignment test (a mask) for both element sizes.
+TEST(RopeErrorsTest, ViewFaultsAtTheExtremes) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  ExpectError([](Fixture& f) { f.t.q.shape[1] = kMin; }, kInvalid,
+              "q.shape[1] = -9223372036854775808");
+  ExpectError([](Fixture& f) { f.t.k_out.strides[0] = kMin; }, kInvalid,
+              "k_out.strides[0] = -9223372036854775808");
+  ExpectError([](Fixture& f) { f.t.q_out.strides[1] = kMax; }, kInvalid,
+              "overflows 64-bit offsets");
+  // A term that wraps to 2 (3 * (2^64 + 2) / 3): a small offset if unchecked.
+  ExpectError([](Fixture& f) { f.t.q.strides[2] = 6148914691236517206; }, kInvalid,
+              "overflows 64-bit offsets");
+  // Terms that fit one by one and whose sum wraps to 2^64 + 3: a small offset if unchecked.
+  ExpectError(
+      [](Fixture& f) { f.t.k.strides[0] = f.t.k.strides[1] = f.t.k.strides[2] = kMax / 2; },
+      kInvalid, "overflows 64-bit offsets");
+  // Offsets that fit, bytes that do not.
+  ExpectError([](Fixture& f) { f.t.q.strides[0] = kMax / 4; }, kInvalid,
+              "overflows the 64-bit byte size / address space");
+  ExpectError([](Fixture& f) { f.t.k.strides[3] = 0; }, kInvalid, "k.strides[3] = 0");
+  ExpectError([](Fixture& f) { f.t.q_out.data = reinterpret_cast<char*>(f.q_out.data()) + 2; },
+              kInvalid, "must be aligned to 4 bytes");
+  ExpectError(
+      [](Fixture& f) {
+        f.t.q.dtype = f.t.q_out.dtype = f.t.k.dtype = f.t.k_out.dtype = DType::kBF16;
+        f.t.k_out.data = reinterpret_cast<char*>(f.k_out.data()) + 1;
+      },
+      kInvalid, "k_out.data = ");
+}
+
+// In place with the outputs given as the inputs' own views (as Python's out_q=q passes them):
+// q and k are still checked against each other, and an output apart from its input against the
+// other tensor's input and output.
+TEST(RopeErrorsTest, OverlapsWithOutputsGivenAsTheirInputs) {
+  ExpectError(
+      [](Fixture& f) {
+        f.t.k = f.t.k_out = TensorBSHD(f.q.data() + 8, B, S, HK, D);
+        f.t.q_out = f.t.q;
+      },
+      kInvalid, "q and k overlap");
+  ExpectError([](Fixture& f) { f.t.q_out = f.t.q; f.t.k_out = TensorBSHD(f.q.data(), B, S, HK, D); },
+              kInvalid, "q's output and k's input/output overlap");
+  ExpectError([](Fixture& f) { f.t.k_out = f.t.k; f.t.q_out = TensorBSHD(f.k.data(), B, S, HK, D);
+                               f.t.q_out.shape[2] = HQ; f.t.q_out.strides[1] = HQ * D;
+                               f.t.q_out.strides[0] = S * HQ * D; },
+              kInvalid, "overlap");
+  Fixture f;
+  f.t.q_out = f.t.q;
+  f.t.k_out = f.t.k;
+  ASSERT_TRUE(ApplyRope(f.t, f.p).ok());
+  EXPECT_FALSE(f.Untouched());
+}
+
 TEST(RopeErrorsTest, Overlaps) {
   ExpectError([](Fixture& f) { f.t.k = f.t.k_out = TensorBSHD(f.q.data() + 8, B, S, HK, D); },
               kInvalid, "q and k overlap");

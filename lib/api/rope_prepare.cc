@@ -231,16 +231,15 @@ Status CheckRopeTensors(const RopeTensors& t) {
       return Err(StatusCode::kInvalidArgument, "k.dtype = ", DTypeName(t.k.dtype),
                  ": must equal q.dtype = ", DTypeName(t.q.dtype));
     }
-    const Tensor& q_written = t.q_out.present() ? t.q_out : t.q;
-    const Tensor& k_written = t.k_out.present() ? t.k_out : t.k;
     if (ViewsOverlap(t.q, t.k)) {
       return Err(StatusCode::kInvalidArgument, "q and k overlap in memory");
     }
-    // In place, q_written and k_written are q and k, checked just above.
-    const bool any_out = t.q_out.present() || t.k_out.present();
-    if ((any_out && ViewsOverlap(q_written, k_written)) ||
-        (t.q_out.present() && ViewsOverlap(t.q_out, t.k)) ||
-        (t.k_out.present() && ViewsOverlap(t.k_out, t.q))) {
+    // An output given as its input's own view (in place, as Python's out_q=q passes it) is that
+    // input, checked just above; CheckPair left each other output disjoint from its input.
+    const bool q_apart = t.q_out.present() && !SameView(t.q, t.q_out);
+    const bool k_apart = t.k_out.present() && !SameView(t.k, t.k_out);
+    if ((q_apart && k_apart && ViewsOverlap(t.q_out, t.k_out)) ||
+        (q_apart && ViewsOverlap(t.q_out, t.k)) || (k_apart && ViewsOverlap(t.k_out, t.q))) {
       return Err(StatusCode::kInvalidArgument,
                  "q's output and k's input/output overlap in memory");
     }

@@ -46,8 +46,8 @@ ByteSpan SpanOf(const void* data, DType dtype, const int64_t* shape, const int64
 // conservative (reports overlap) for views whose heads interleave within a token.
 bool ViewsOverlap(const Tensor& a, const Tensor& b);
 
-// kInvalidArgument naming `name` unless `data` is a multiple of `alignment`: posenc reads
-// ids, offsets, inv_freq and caches through typed pointers.
+// kInvalidArgument naming `name` unless `data` is a multiple of `alignment` (a power of two):
+// posenc reads ids, offsets, inv_freq and caches through typed pointers.
 Status CheckAligned(const void* data, size_t alignment, const char* name);
 
 // Whether `view` (rank 4, validated) shares a byte with [data, data + bytes), at the same
