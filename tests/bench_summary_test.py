@@ -67,6 +67,9 @@ def synthetic(tool):
         row(512, "on_the_fly", us=10.0),
         row(512, "on_the_fly", us=12.0, pairs="interleaved"),
         row(512, "on_the_fly", us=4.0, threads=2),  # the caller's 2-thread arena
+        # The scale beside the table + kF32 rows of one and two threads (max_threads = 2).
+        row(512, "table", "f32", baseline_gbps=100.0),
+        row(512, "table", "f32", threads=2, max_threads=2, baseline_gbps=180.0),
         row(512, "table", "f64", us=8.0),
         row(4096, "table", "f32", us=30.0),
         row(4096, "table", "", us=10.0, dtype="bf16"),
@@ -96,6 +99,12 @@ def synthetic(tool):
           "interleaved")
     close(figure(tool, [run], "2 threads / 1 (caller's arena), default, 512 tokens")[1], 2.5,
           "threads")
+    close(figure(tool, [run],
+                 "2 threads / 1 (max_threads = 2), table + kF32, 512 tokens: their in-place scale")[1],
+          1.8, "threads' baseline")
+    values, _, _ = figure(tool, [run],
+                          "2 threads / 1 (caller's arena), table + kF32, 512 tokens: their in-place scale")
+    check(values == [None], "missing threads' baseline is n/a")
     close(figure(tool, [run], "4096 tokens out of place / memcpy, default")[1], 0.8, "memcpy")
     close(figure(tool, [run], "bf16 / f32 elements per second, 4096 tokens")[1], 3.0, "bf16")
     close(figure(tool, [run], "sinusoidal add from a table")[1], 91.0, "sinusoidal add")
@@ -140,6 +149,9 @@ def real_run(tool, source_dir):
           "bf16 4096")
     close(figure(tool, [run], "f16 / f32 elements per second, 4096 tokens")[1], 5130.1 / 1937.12,
           "f16 4096")
+    close(figure(tool, [run],
+                 "2 threads / 1 (caller's arena), table + kF32, 512 tokens: their in-place scale")[1],
+          220.99 / 138.184, "threads' baseline 512")
     # Every figure is present in a quick run: the suite and the tool agree on the rows' keys. The
     # file predates the RopeCall rows (2026-12-07), and its rows lack the "prepared" key: they
     # count as ApplyRope rows (the tool's MISSING), which the figures above rely on. It also
