@@ -17,11 +17,12 @@
 //   kFmaChain: c = ch + cl, s = sh + sl (f32 hi / lo parts of the double row);
 //              t = fl(fl(x cl) - fl(y sl)), o = fma(x, ch, fma(-y, sh, t)): 5 operations, no
 //              conversion. The cheapest f32 evaluation found so far with B < 2 for pairs with
-//              max(|x|, |y|) >= 2^-124 (proof: docs/math.md section 9.7); below that the lo products fall under
-//              f32's subnormal spacing and it reached 2.32 ulp for M in [2^-126, 2^-125)
-//              (section 3.29), so a guard first scans each head (an OR, an AND and a minimum
-//              per two input vectors) and rotates a head that may hold such a pair with kF64's
-//              operations instead: B < 2 for every input. posenc does not implement it.
+//              max(|x|, |y|) >= 2^-124 (proof: docs/math.md section 9.7); below that the lo
+//              products fall under f32's subnormal spacing and it reached 2.32 ulp for M in
+//              [2^-126, 2^-125) (section 3.29), so a guard first scans each head (an OR, an
+//              AND and a minimum per two input vectors) and rotates a head that may hold such a
+//              pair with kF64's operations instead: B < 2 for every input. posenc does not
+//              implement it.
 //              Timed here so every run shows what it would gain. Each fma rounds
 //              once on every target (lib/kernels/exact_fma-inl.h: the instruction, or on SSE4,
 //              SSSE3, EMU128 and SCALAR its emulation through double), so the chain writes the

@@ -50,7 +50,7 @@ class Run:
 
     def value(self, key, **keys):
         r = self.row(**keys)
-        return None if r is None else r.get(key)  # a key the row lacks: n/a, like a missing row
+        return None if r is None else r[key]
 
 
 def ratio(a, b):
@@ -71,20 +71,16 @@ def interleaved_over_half(run, tokens, settings):
                  run.value("us_per_call", tokens=tokens, **settings))
 
 
-def two_threads_speedup(run, tokens, settings, max_threads):
-    return ratio(run.value("us_per_call", tokens=tokens, **settings),
-                 run.value("us_per_call", tokens=tokens, threads=2, max_threads=max_threads,
-                           **settings))
-
-
-def two_threads_baseline(run, tokens, settings, max_threads):
-    """What two threads gave the in-place scale itself, as measured beside the same two rows as
-    two_threads_speedup (each row times its own baseline). Where the machine could not run two
-    threads at that moment (a vCPU the host took away), this stays near 1 and the speedup beside
-    it says nothing about posenc."""
-    return ratio(run.value("baseline_gbps", tokens=tokens, threads=2, max_threads=max_threads,
-                           **settings),
-                 run.value("baseline_gbps", tokens=tokens, **settings))
+def two_threads_speedup(run, tokens, settings, max_threads, baseline=False):
+    """One thread's time over two threads' (the arena max_threads names). With baseline, the same
+    ratio for the in-place scale each of those two rows timed beside itself: where the machine
+    could not run two threads at that moment (a vCPU the host took away) it stays near 1, and the
+    rows' own speedup says nothing about posenc."""
+    one = dict(tokens=tokens, **settings)
+    two = dict(one, threads=2, max_threads=max_threads)
+    if baseline:  # GB/s: two threads' over one thread's
+        return ratio(run.value("baseline_gbps", **two), run.value("baseline_gbps", **one))
+    return ratio(run.value("us_per_call", **one), run.value("us_per_call", **two))
 
 
 def over_memcpy(run, tokens, settings):
@@ -148,18 +144,14 @@ FIGURES = [
      lambda r, k=keys: interleaved_over_half(r, 1, k))
     for name, keys in FLOORS[:2]
 ] + [
-    (f"2 threads / 1 ({where}), {name}, {tokens} tokens", "x",
-     ">= 1.7" if tokens == 512 else ">= 1",
-     lambda r, t=tokens, s=settings, m=max_threads: two_threads_speedup(r, t, s, m))
+    # Each speedup, then the same two rows' in-place scale: whether the run could show one.
+    (f"2 threads / 1 ({where}), {name}, {tokens} tokens{suffix}", "x",
+     "-" if baseline else ">= 1.7" if tokens == 512 else ">= 1",
+     lambda r, t=tokens, s=settings, m=max_threads, b=baseline: two_threads_speedup(r, t, s, m, b))
     for where, max_threads in (("caller's arena", 0), ("max_threads = 2", 2))
     for name, settings in (("default", DEFAULT_SETTINGS), ("table + kF32", TABLE_F32))
     for tokens in (16, 512)
-] + [
-    (f"2 threads / 1 ({where}), {name}, {tokens} tokens: their in-place scale", "x", "-",
-     lambda r, t=tokens, s=settings, m=max_threads: two_threads_baseline(r, t, s, m))
-    for where, max_threads in (("caller's arena", 0), ("max_threads = 2", 2))
-    for name, settings in (("default", DEFAULT_SETTINGS), ("table + kF32", TABLE_F32))
-    for tokens in (16, 512)
+    for baseline, suffix in ((False, ""), (True, ": their in-place scale"))
 ] + [
     ("bf16 / f32 elements per second, 4096 tokens", "x", ">= 1.7",
      lambda r: half_type_speedup(r, "bf16")),
