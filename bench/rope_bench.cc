@@ -34,6 +34,7 @@ const char* SourceName(Source s) {
   return "?";
 }
 const char* ArithmeticName(RotationArithmetic a) {
+  if (a == RotationArithmetic::kFmaChain) return "fma_chain";
   return a == RotationArithmetic::kF64 ? "f64" : "f32";
 }
 
@@ -64,7 +65,11 @@ const RopeTable* TableFor(const ModelShape& m) {
   if (!t) {
     Frequencies f;
     f.base = m.rope_theta;
-    if (!RopeTable::Create(m.rotary_dim, f, kTablePositions, &t).ok()) return nullptr;
+    // With lo rows, so kFmaChain rows can read it too (the others read the f32 rows only).
+    if (!RopeTable::Create(m.rotary_dim, f, kTablePositions, RotationArithmetic::kFmaChain, &t)
+             .ok()) {
+      return nullptr;
+    }
   }
   return t.get();
 }
@@ -235,6 +240,10 @@ void RegisterRopeBenchmarks(bool quick) {
             if (tokens == 1 && threads == 2) continue;  // a decode step never spawns tasks
             Register({m, tokens, PairLayout::kHalf, s, best, threads, a}, quick);
           }
+    // RotationArithmetic::kFmaChain (kF64's bound at f32 lanes), one thread.
+    for (int64_t tokens : {1, 16, 512, 4096})
+      for (Source s : {Source::kOnTheFly, Source::kTable})
+        Register({m, tokens, PairLayout::kHalf, s, best, 1, RotationArithmetic::kFmaChain}, quick);
     // posenc's own arena (exec.max_threads = 2) next to the caller's arena rows above.
     for (int64_t tokens : {16, 512, 4096}) {
       Register({m, tokens, PairLayout::kHalf, Source::kOnTheFly, best, 2, RotationArithmetic::kF64,
@@ -280,8 +289,8 @@ void RegisterRopeBenchmarks(bool quick) {
                  quick);
       }
     Register({m, 4096, PairLayout::kHalf, Source::kBaselineMemcpy, best, 1}, quick);
-    // The rotation's arithmetic alone (bench/rotation_floor.h) on the same bytes, and the FMA chain
-    // posenc does not implement: at 1 and 16 tokens (L1 / L2), where the arithmetic sets the time
+    // The rotation's arithmetic alone (bench/rotation_floor.h) on the same bytes, the FMA chain
+    // (kFmaChain's operations) included: at 1 and 16 tokens (L1 / L2), where the arithmetic sets the time
     // (at 512 tokens memory does, for the floors as for the calls, and a floor bounds nothing:
     // in trial runs table + kF32 read 97 % of the scale, its floor 90-97 %); interleaved pairs at
     // decode, for the interleaved / half goal.

@@ -96,7 +96,7 @@ void F64Heads(const double* c, const double* s, float* x, int64_t heads) {
 // so a head holding such a pair takes kF64's operations on the hi rows instead (B = 2, math.md
 // section 9.2): a choice per head, so the bits stay the same on every target. The test is
 // conservative: with a, b the magnitudes' bit patterns, max(a, b) <= (a | b) < 2 max(a, b), so
-// (a | b) < 2 * bits(2^-124) holds for every such pair (and for some up to M < 2^-123).
+// (a | b) < 2 * bits(2^-124) holds for every such pair (and for some up to M < 2^-121).
 constexpr int32_t kChainGuardBits = 2 * (3 << 23);  // 2 * bits(2^-124)
 
 // Whether any pair of the head at (x, y) may have M < 2^-124: an OR, an AND and a minimum per

@@ -21,9 +21,9 @@
 //              products fall under f32's subnormal spacing and it reached 2.32 ulp for M in
 //              [2^-126, 2^-125) (section 3.29), so a guard first scans each head (an OR, an
 //              AND and a minimum per two input vectors) and rotates a head that may hold such a
-//              pair with kF64's operations instead: B < 2 for every input. posenc does not
-//              implement it.
-//              Timed here so every run shows what it would gain. Each fma rounds
+//              pair with kF64's operations instead: B < 2 for every input. posenc's
+//              RotationArithmetic::kFmaChain (lib/kernels/rope_chain-inl.h) with its rows in
+//              registers, without the per-element finiteness test the kernels add. Each fma rounds
 //              once on every target (lib/kernels/exact_fma-inl.h: the instruction, or on SSE4,
 //              SSSE3, EMU128 and SCALAR its emulation through double), so the chain writes the
 //              same bits everywhere and its time there includes what the emulation costs.

@@ -163,6 +163,35 @@ static void test_tables_and_caches(void) {
   posenc_rope_table_destroy(table);
   posenc_rope_table_destroy(NULL);
 
+  /* POSENC_ARITH_FMA_CHAIN: a table created for it gives the on-the-fly bits; a plain one is
+   * refused by name, writing nothing. */
+  {
+    posenc_rope_table* chain = NULL;
+    posenc_rope_table* plain = NULL;
+    for (i = 0; i < T * H * D; ++i) a[i] = b[i] = (float)i / 50.0f - 1.0f;
+    CHECK(posenc_rope_table_create_for(D, 10000.0, NULL, 0, 1.0, 64, POSENC_ARITH_FMA_CHAIN,
+                                       &chain) == POSENC_OK);
+    CHECK(posenc_rope_table_create_for(D, 10000.0, NULL, 0, 1.0, 64, POSENC_ARITH_F64, &plain) ==
+          POSENC_OK);
+    CHECK_ERROR(posenc_rope_table_create_for(D, 10000.0, NULL, 0, 1.0, 64,
+                                             (posenc_arithmetic)5, &table),
+                POSENC_INVALID_ARGUMENT, "arithmetic = 5: not a RotationArithmetic");
+    posenc_rope_params_init(&p);
+    p.arithmetic = POSENC_ARITH_FMA_CHAIN;
+    p.positions.offset = 40;
+    CHECK(posenc_rope_apply(&ta, NULL, NULL, NULL, &p) == POSENC_OK);
+    p.source = POSENC_SOURCE_TABLE;
+    p.table = chain;
+    CHECK(posenc_rope_apply(&tb, NULL, NULL, NULL, &p) == POSENC_OK);
+    CHECK(memcmp(a, b, sizeof(a)) == 0);
+    p.table = plain;
+    CHECK_ERROR(posenc_rope_apply(&tb, NULL, NULL, NULL, &p), POSENC_INVALID_ARGUMENT,
+                "arithmetic = kFmaChain: source.table has no lo rows");
+    CHECK(memcmp(a, b, sizeof(a)) == 0);
+    posenc_rope_table_destroy(chain);
+    posenc_rope_table_destroy(plain);
+  }
+
   /* f16 caches with f32 q */
   {
     float c32[64 * 8], s32[64 * 8];

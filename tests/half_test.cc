@@ -10,6 +10,7 @@
 
 #include "posenc/half.h"
 #include "posenc/targets.h"
+#include "tests/target_util.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/half_test.cc"
@@ -21,16 +22,8 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc {
 namespace HWY_NAMESPACE {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+uint32_t Bits(float f) { return test::F32Bits(f); }
+float FromBits(uint32_t u) { return test::F32FromBits(u); }
 
 void CheckAllHalfInputs(DType dtype) {
   std::vector<uint16_t> all(65536);

@@ -21,7 +21,7 @@ namespace test {
 constexpr double kMaxUlp = 2.0;
 constexpr double kMaxUlpF32Arithmetic = 3.0;
 inline double MaxUlp(RotationArithmetic a) {
-  return a == RotationArithmetic::kF64 ? kMaxUlp : kMaxUlpF32Arithmetic;
+  return a == RotationArithmetic::kF32 ? kMaxUlpF32Arithmetic : kMaxUlp;  // kF64, kFmaChain: 2
 }
 
 inline double UlpOf(double m) { return reference::UlpF32(m); }

@@ -53,6 +53,7 @@ class RopeTester {
   RopeTester& attention_factor(double v) { params_.freqs.attention_factor = v; return *this; }
   RopeTester& offset(int64_t v) { params_.positions = Positions::Offset(v); return *this; }
   RopeTester& positions(const Positions& v) { params_.positions = v; return *this; }
+  RopeTester& source(const CosSinSource& v) { params_.source = v; return *this; }
   RopeTester& max_threads(int v) { params_.exec.max_threads = v; return *this; }
   // Padding (elements) after each head / token / batch of both views, and the BHSD order.
   RopeTester& head_pad(int64_t q, int64_t k) { q_pad_[0] = q; k_pad_[0] = k; return *this; }

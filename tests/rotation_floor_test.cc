@@ -21,6 +21,7 @@
 #include "bench/rotation_floor.h"
 #include "posenc/rope.h"
 #include "posenc/targets.h"
+#include "tests/target_util.h"
 
 namespace posenc {
 namespace bench {
@@ -50,16 +51,7 @@ Tensor Heads(std::vector<float>& x) {
   return TensorBSHD(x.data(), DType::kF32, 1, kTokens, kHeads, kHeadDim);
 }
 
-// Runs `fn(target)` with dispatch capped at each target this CPU supports, then lifts the cap.
-template <class Fn>
-void ForEachTarget(const Fn& fn) {
-  for (const std::string& target : SupportedTargets()) {
-    ASSERT_TRUE(SetMaxTarget(target).ok()) << target;
-    SCOPED_TRACE(target);
-    fn(target);
-  }
-  ASSERT_TRUE(SetMaxTarget("").ok());
-}
+using test::ForEachTarget;
 
 TEST(RotationFloorTest, RowsOnlyForHeadDim128AndTheTablesPositions) {
   FloorRows rows;

@@ -25,11 +25,14 @@ MISSING = {"prepared": False}
 DEFAULT_SETTINGS = {"source": "on_the_fly", "arithmetic": "f64"}  # RopeParams{} for f32 tensors
 TABLE_F32 = {"source": "table", "arithmetic": "f32"}
 TABLE_F64 = {"source": "table", "arithmetic": "f64"}
+# RotationArithmetic::kFmaChain (kF64's bound with f32 lanes), on the fly and from a table.
+CHAIN = (("kFmaChain on the fly", {"source": "on_the_fly", "arithmetic": "fma_chain"}),
+         ("table + kFmaChain", {"source": "table", "arithmetic": "fma_chain"}))
 # The rotation's arithmetic alone (bench/rotation_floor.h): at 1 and 16 tokens, what no call
 # with that arithmetic can beat.
 FLOORS = (("kF64", {"source": "floor", "arithmetic": "f64"}),
           ("kF32", {"source": "floor", "arithmetic": "f32"}),
-          ("FMA chain (not in posenc)", {"source": "floor", "arithmetic": "fma_chain"}))
+          ("FMA chain", {"source": "floor", "arithmetic": "fma_chain"}))
 
 
 class Run:
@@ -113,6 +116,10 @@ FIGURES = [
     ("decode, table + kF32, RopeCall::Apply: time / in-place scale", "x", "-",
      lambda r: scale_times(r, tokens=1, prepared=True, **TABLE_F32)),
 ] + [
+    (f"decode, {name}: time / in-place scale", "x", "-",
+     lambda r, k=keys: scale_times(r, tokens=1, **k))
+    for name, keys in CHAIN
+] + [
     (f"decode, floor: {name} alone: time / in-place scale", "x", "-",
      lambda r, k=keys: scale_times(r, tokens=1, **k))
     for name, keys in FLOORS
@@ -121,6 +128,10 @@ FIGURES = [
     ("16 tokens, table + kF32", "%", ">= 85", lambda r: pct(r, tokens=16, **TABLE_F32)),
     ("512 tokens, default", "%", ">= 70", lambda r: pct(r, tokens=512, **DEFAULT_SETTINGS)),
     ("512 tokens, table + kF32", "%", ">= 85", lambda r: pct(r, tokens=512, **TABLE_F32)),
+] + [
+    (f"{tokens} tokens, {name}", "%", "-", lambda r, t=tokens, k=keys: pct(r, tokens=t, **k))
+    for tokens in (16, 512, 4096)
+    for name, keys in CHAIN
 ] + [
     (f"16 tokens, floor: {name} alone", "%", "-", lambda r, k=keys: pct(r, tokens=16, **k))
     for name, keys in FLOORS
@@ -163,6 +174,12 @@ FIGURES = [
     (f"default / table + kF64 time, {tokens} token{'s' if tokens > 1 else ''}", "x", "-",
      lambda r, t=tokens: ratio(r.value("us_per_call", tokens=t, **DEFAULT_SETTINGS),
                                r.value("us_per_call", tokens=t, **TABLE_F64)))
+    for tokens in (1, 16, 512)
+] + [
+    # What kFmaChain gains over the default's kF64 with the same rows.
+    (f"kFmaChain on the fly / default time, {tokens} token{'s' if tokens > 1 else ''}", "x", "-",
+     lambda r, t=tokens: ratio(r.value("us_per_call", tokens=t, **CHAIN[0][1]),
+                               r.value("us_per_call", tokens=t, **DEFAULT_SETTINGS)))
     for tokens in (1, 16, 512)
 ]
 

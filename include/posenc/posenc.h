@@ -45,7 +45,13 @@ typedef enum posenc_pairs {
   POSENC_PAIRS_INTERLEAVED = 1,
   POSENC_PAIRS_FROM_CONFIG = 2
 } posenc_pairs;
-typedef enum posenc_arithmetic { POSENC_ARITH_F64 = 0, POSENC_ARITH_F32 = 1 } posenc_arithmetic;
+/* posenc::RotationArithmetic (posenc/rope.h): FMA_CHAIN is kF64's bound with f32 lanes and hi / lo
+ * rows; a table must have been created for it (posenc_rope_table_create_for). */
+typedef enum posenc_arithmetic {
+  POSENC_ARITH_F64 = 0,
+  POSENC_ARITH_F32 = 1,
+  POSENC_ARITH_FMA_CHAIN = 2
+} posenc_arithmetic;
 
 /* A [batch, seq, heads, head_dim] view; strides in elements; strides[3] must be 1. A tensor whose
  * data is NULL is absent. */
@@ -275,6 +281,15 @@ POSENC_API posenc_status posenc_rope_table_create(int64_t rotary_dim, double bas
                                                   const double* inv_freq, int64_t inv_freq_len,
                                                   double attention_factor, int64_t max_positions,
                                                   posenc_rope_table** out);
+/* The same for calls with `arithmetic`: POSENC_ARITH_FMA_CHAIN also stores the rows' lo parts
+ * (twice the memory; RopeTable::Create with an arithmetic). */
+POSENC_API posenc_status posenc_rope_table_create_for(int64_t rotary_dim, double base,
+                                                      const double* inv_freq,
+                                                      int64_t inv_freq_len,
+                                                      double attention_factor,
+                                                      int64_t max_positions,
+                                                      posenc_arithmetic arithmetic,
+                                                      posenc_rope_table** out);
 POSENC_API void posenc_rope_table_destroy(posenc_rope_table* table);
 
 /* Model configs: a Hugging Face config.json file or text, or filled by hand. */

@@ -13,7 +13,8 @@
 //   with inputs (x, y) and M = max(|x|, |y|), each output differs from the exact result (the
 //   rotation by the double angle with exact cos and sin, as posenc::reference computes it) by
 //   less than B ulp of the output's type at M, ulp_T(M):
-//     B = 2 (f32, RotationArithmetic::kF64), 3 (f32, kF32), 1 + 3*2^-13 (f16), 1 + 3*2^-16 (bf16)
+//     B = 2 (f32, RotationArithmetic::kF64 and kFmaChain), 3 (f32, kF32), 1 + 3*2^-13 (f16),
+//     1 + 3*2^-16 (bf16)
 //   (bf16 / f16: f32 arithmetic, the result rounded once to nearest even; the last rounding alone
 //   can cost a full ulp_T(M) when the output lies in the binade above M, hence the small excess
 //   over 1). Holds for |attention factor| <= 1 (caller caches: |cos|, |sin| <= 1), angles below
@@ -125,11 +126,24 @@ struct Execution {
 };
 
 // How the rotation itself is evaluated (cos/sin are always exact f32 roundings of the double
-// values). Both are bitwise reproducible across targets and thread counts.
+// values). Each is bitwise reproducible across targets and thread counts.
 enum class RotationArithmetic {
   kF64,  // promote, rotate in double, round once: < 2 ulp of max(|x|, |y|). The default.
   kF32,  // f32 products and sum: < 3 ulp; about 2x faster while the data sit in cache (the same
          // speed once DRAM bandwidth limits both).
+  // f32 only, with the cos / sin rows split into f32 hi and lo parts: each output is a chain of
+  // f32 products and fused multiply-adds, < 2 ulp as kF64 (docs/math.md section 9.7; not kF64's
+  // bits: its own, the same on every target). Where the target fuses (AVX2, AVX3, NEON, SVE) it
+  // is faster than kF64 (on a Zen 4 with AVX3, 0.6-0.75x kF64's time in cache; with AVX2 about
+  // kF64's); elsewhere (SSE4, SSSE3, EMU128, SCALAR) the fused steps are emulated exactly, about
+  // 11x slower than kF64 (docs/performance.md section 3.31). A head holding a pair with
+  // max(|x|, |y|) < 2^-124 (a zero pair; the test, on bit patterns, also catches some up to
+  // 2^-121) or a non-finite element is rotated with kF64's operations instead, so the bound
+  // holds for every input. A RopeTable source must have been created with kFmaChain (it stores
+  // the lo parts); caller caches are exact by definition (lo parts 0). bf16 / f16 heads compute
+  // in f32 as with kF64. M-RoPE (mrope sections, vision RoPE) and RerotateRope refuse it;
+  // ShiftRope takes it (it is ApplyRope).
+  kFmaChain,
 };
 
 struct RopeParams {
@@ -199,6 +213,10 @@ class POSENC_API RopeTable {
   // failure *out is left unchanged.
   static Status Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
                        std::shared_ptr<const RopeTable>* out);
+  // As above, for calls with `arithmetic`: kFmaChain also stores the rows' lo parts (twice the
+  // memory); kF64 and kF32 store the f32 rows only (any table serves them).
+  static Status Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
+                       RotationArithmetic arithmetic, std::shared_ptr<const RopeTable>* out);
 
   int64_t rotary_dim() const { return rotary_dim_; }
   int64_t max_positions() const { return max_positions_; }
@@ -207,6 +225,12 @@ class POSENC_API RopeTable {
   // Row p of cos (sin): rotary_dim / 2 floats, attention factor included.
   const float* cos_row(int64_t p) const { return cos_.data() + p * (rotary_dim_ / 2); }
   const float* sin_row(int64_t p) const { return sin_.data() + p * (rotary_dim_ / 2); }
+  // Whether the table holds lo rows (created for RotationArithmetic::kFmaChain). Row p of the
+  // cos (sin) lo parts: f32(C - cos_row(p)[i]), C the engine's double m * cos(angle), the value
+  // cos_row(p)[i] rounds (docs/math.md section 9.7). Only where has_lo_rows().
+  bool has_lo_rows() const { return !cos_lo_.empty(); }
+  const float* cos_lo_row(int64_t p) const { return cos_lo_.data() + p * (rotary_dim_ / 2); }
+  const float* sin_lo_row(int64_t p) const { return sin_lo_.data() + p * (rotary_dim_ / 2); }
 
  private:
   RopeTable() = default;
@@ -215,6 +239,7 @@ class POSENC_API RopeTable {
   double attention_factor_ = 1.0;
   std::vector<double> inv_freq_;
   AlignedVector<float> cos_, sin_;  // rows start 64-byte aligned where rotary_dim % 32 == 0
+  AlignedVector<float> cos_lo_, sin_lo_;  // empty unless created for kFmaChain
 };
 
 }  // namespace posenc

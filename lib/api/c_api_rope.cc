@@ -11,7 +11,9 @@
 #include "posenc/rope.h"
 
 static_assert(POSENC_ARITH_F64 == static_cast<int>(posenc::RotationArithmetic::kF64) &&
-                  POSENC_ARITH_F32 == static_cast<int>(posenc::RotationArithmetic::kF32),
+                  POSENC_ARITH_F32 == static_cast<int>(posenc::RotationArithmetic::kF32) &&
+                  POSENC_ARITH_FMA_CHAIN ==
+                      static_cast<int>(posenc::RotationArithmetic::kFmaChain),
               "posenc_arithmetic must match posenc::RotationArithmetic");
 // posenc_source has no one C++ twin: ToRopeParams maps each value explicitly (CosSinSource::Kind
 // and CosSinCache::Kind), and rejects any other value.
@@ -147,6 +149,14 @@ posenc_status posenc_rope_apply_reference(const posenc_tensor* q, const posenc_t
 posenc_status posenc_rope_table_create(int64_t rotary_dim, double base, const double* inv_freq,
                                        int64_t inv_freq_len, double attention_factor,
                                        int64_t max_positions, posenc_rope_table** out) {
+  return posenc_rope_table_create_for(rotary_dim, base, inv_freq, inv_freq_len, attention_factor,
+                                      max_positions, POSENC_ARITH_F64, out);
+}
+
+posenc_status posenc_rope_table_create_for(int64_t rotary_dim, double base,
+                                           const double* inv_freq, int64_t inv_freq_len,
+                                           double attention_factor, int64_t max_positions,
+                                           posenc_arithmetic arithmetic, posenc_rope_table** out) {
   return Guard(__func__, [&] {
     if (out == nullptr) return Status(StatusCode::kInvalidArgument, "out is null");
     posenc::Frequencies f;
@@ -155,7 +165,9 @@ posenc_status posenc_rope_table_create(int64_t rotary_dim, double base, const do
     f.inv_freq_len = inv_freq_len;
     f.attention_factor = attention_factor;
     std::shared_ptr<const posenc::RopeTable> table;
-    Status st = posenc::RopeTable::Create(rotary_dim, f, max_positions, &table);
+    Status st = posenc::RopeTable::Create(
+        rotary_dim, f, max_positions,
+        static_cast<posenc::RotationArithmetic>(posenc::capi::RawEnum(arithmetic)), &table);
     if (!st.ok()) return st;
     *out = new posenc_rope_table{std::move(table)};
     return Status::Ok();

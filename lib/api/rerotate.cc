@@ -25,6 +25,10 @@ Status Prefixed(const char* prefix, const Status& st) {
 
 Status api::PrepareRerotate(const Tensor& k, const Tensor& k_out, const RerotateParams& rp,
                             PreparedRerotate* out) {
+  if (rp.arithmetic == RotationArithmetic::kFmaChain) {
+    return api::Err(StatusCode::kInvalidArgument,
+                    "arithmetic = kFmaChain: RerotateRope supports kF64 and kF32");
+  }
   RopeTensors t;
   t.k = k;
   t.k_out = k_out;

@@ -105,6 +105,11 @@ Status RopeCall::Apply(const Positions& positions) const {
 
 Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
                          std::shared_ptr<const RopeTable>* out) {
+  return Create(rotary_dim, freqs, max_positions, RotationArithmetic::kF64, out);
+}
+
+Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t max_positions,
+                         RotationArithmetic arithmetic, std::shared_ptr<const RopeTable>* out) {
   return api::Guarded("posenc::RopeTable::Create", [&] {
     const Status& env = api::EnsureTargetsInitialized();
     if (!env.ok()) return env;
@@ -113,6 +118,11 @@ Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t m
       return api::Err(StatusCode::kInvalidArgument, "rotary_dim = ", rotary_dim,
                       ": must be even and > 0");
     }
+    if (!api::IsRotationArithmetic(arithmetic)) {
+      return api::Err(StatusCode::kInvalidArgument, "arithmetic = ", static_cast<int>(arithmetic),
+                      ": not a RotationArithmetic");
+    }
+    const bool lo = arithmetic == RotationArithmetic::kFmaChain;
     api::CheckedFrequencies f;
     Status st = api::CheckFrequencies(freqs, rotary_dim, &f);
     if (!st.ok()) return st;
@@ -132,12 +142,16 @@ Status RopeTable::Create(int64_t rotary_dim, const Frequencies& freqs, int64_t m
     table->attention_factor_ = freqs.attention_factor;
     table->inv_freq_.assign(f.inv_freq, f.inv_freq + half);
     RopeTable* t = table.get();
-    st = api::FillTableRows(
-        size, {&t->cos_, &t->sin_}, Execution{}, [] { return Status::Ok(); },
-        [t, half](int64_t begin, int64_t end) {
-          kernels::CosSinRows(t->inv_freq_.data(), half, t->attention_factor_, begin, end - begin,
-                              t->cos_.data() + begin * half, t->sin_.data() + begin * half);
-        });
+    auto fill = [t, half, lo](int64_t begin, int64_t end) {
+      kernels::CosSinRows(t->inv_freq_.data(), half, t->attention_factor_, begin, end - begin,
+                          t->cos_.data() + begin * half, t->sin_.data() + begin * half,
+                          lo ? t->cos_lo_.data() + begin * half : nullptr,
+                          lo ? t->sin_lo_.data() + begin * half : nullptr);
+    };
+    const auto ok = [] { return Status::Ok(); };
+    st = lo ? api::FillTableRows(size, {&t->cos_, &t->sin_, &t->cos_lo_, &t->sin_lo_},
+                                 Execution{}, ok, fill)
+            : api::FillTableRows(size, {&t->cos_, &t->sin_}, Execution{}, ok, fill);
     if (!st.ok()) return st;
     *out = std::move(table);
     return Status::Ok();

@@ -265,10 +265,14 @@ Status PrepareRopeLayout(const RopeTensors& t, const RopeParams& params, Prepare
     return Err(StatusCode::kInvalidArgument, "pairs = ", static_cast<int>(params.pairs),
                ": not a PairLayout");
   }
-  if (params.arithmetic != RotationArithmetic::kF64 &&
-      params.arithmetic != RotationArithmetic::kF32) {
+  if (!IsRotationArithmetic(params.arithmetic)) {
     return Err(StatusCode::kInvalidArgument, "arithmetic = ", static_cast<int>(params.arithmetic),
                ": not a RotationArithmetic");
+  }
+  const bool fma_chain = params.arithmetic == RotationArithmetic::kFmaChain;
+  if (fma_chain && params.mrope.present()) {
+    return Err(StatusCode::kInvalidArgument, "arithmetic = kFmaChain with mrope.num_sections = ",
+               params.mrope.num_sections, ": M-RoPE supports kF64 and kF32");
   }
   if (params.exec.max_threads < 0) {
     return Err(StatusCode::kInvalidArgument, "exec.max_threads = ", params.exec.max_threads,
@@ -315,10 +319,19 @@ Status PrepareRopeLayout(const RopeTensors& t, const RopeParams& params, Prepare
         return Err(StatusCode::kInvalidArgument, "source.table->rotary_dim() = ",
                    table->rotary_dim(), ": must equal rotary_dim = ", rotary_dim);
       }
+      if (fma_chain && !table->has_lo_rows()) {
+        return Err(StatusCode::kInvalidArgument,
+                   "arithmetic = kFmaChain: source.table has no lo rows (create it with "
+                   "RotationArithmetic::kFmaChain)");
+      }
       prep.limit = {PositionLimit::Kind::kRows, 0.0, table->max_positions(), "table's"};
       plan.source = kernels::RowSource::kByPosition;
       plan.cos_rows = table->cos_row(0);
       plan.sin_rows = table->sin_row(0);
+      if (fma_chain) {
+        plan.cos_lo_rows = table->cos_lo_row(0);
+        plan.sin_lo_rows = table->sin_lo_row(0);
+      }
       plan.cache_dtype = DType::kF32;
       prep.inv_freq = table->inv_freq().data();
       prep.attention_factor = table->attention_factor();
@@ -383,7 +396,7 @@ Status PrepareRopeLayout(const RopeTensors& t, const RopeParams& params, Prepare
   plan.dtype = shape_src.dtype;
   plan.interleaved = params.pairs == PairLayout::kInterleaved;
   plan.inverse = params.inverse;
-  plan.f64_arithmetic = params.arithmetic == RotationArithmetic::kF64;
+  plan.arithmetic = params.arithmetic;
   for (const auto& [in, o] : {std::pair<const Tensor*, const Tensor*>{&t.q, &t.q_out},
                               std::pair<const Tensor*, const Tensor*>{&t.k, &t.k_out}}) {
     if (!in->present()) continue;

@@ -73,6 +73,12 @@ Status PrepareRopePositions(const PreparedRope& layout, const RopeTensors& tenso
                             const Positions& positions, RopePositions* state,
                             kernels::RopePlan* plan);
 
+// Whether `a` is one of RotationArithmetic's values (a cast from the C API or Python may not be).
+inline bool IsRotationArithmetic(RotationArithmetic a) {
+  return a == RotationArithmetic::kF64 || a == RotationArithmetic::kF32 ||
+         a == RotationArithmetic::kFmaChain;
+}
+
 // Validates params.mrope for rotary_dim and fills the pair -> stream map (MRopeSections in
 // posenc/rope.h). Messages name "mrope.<field>".
 Status BuildPairStreams(const MRopeSections& mrope, int64_t rotary_dim, std::vector<uint8_t>* out);

@@ -68,6 +68,10 @@ Status Vision(const RopeTensors& t, const VisionRopeParams& vp, const Apply& app
   const int64_t batch = shape.shape[0], patches = shape.shape[1], head_dim = shape.shape[3];
   std::vector<double> inv_freq;
   if (!(st = PairFrequencies(vp.kind, head_dim, vp.theta, &inv_freq)).ok()) return st;
+  if (vp.arithmetic == RotationArithmetic::kFmaChain) {
+    return api::Err(StatusCode::kInvalidArgument,
+                    "arithmetic = kFmaChain: vision RoPE (M-RoPE sections) supports kF64 and kF32");
+  }
   if ((vp.rows_cols64 == nullptr) == (vp.rows_cols32 == nullptr)) {
     return api::Err(StatusCode::kInvalidArgument,
                     "rows_cols64 and rows_cols32: exactly one must be set");

@@ -32,7 +32,7 @@ struct RopePlan {
   DType dtype = DType::kF32;
   bool interleaved = false;
   bool inverse = false;
-  bool f64_arithmetic = true;  // RotationArithmetic::kF64
+  RotationArithmetic arithmetic = RotationArithmetic::kF64;  // of f32 heads (half: f32)
   HeadsIO io[2];
   int num_io = 0;
 
@@ -53,6 +53,10 @@ struct RopePlan {
   const void* cos_rows = nullptr;    // kByPosition / kPerToken: rows of rotary_dim / 2
   const void* sin_rows = nullptr;
   DType cache_dtype = DType::kF32;   // of cos_rows / sin_rows (tables are f32)
+  // kFmaChain from a RopeTable: its lo rows (f32, rows of rotary_dim / 2). Null for caller
+  // caches (exact by definition: lo parts 0) and computed rows (the engine gives them).
+  const float* cos_lo_rows = nullptr;
+  const float* sin_lo_rows = nullptr;
 
   int64_t tokens() const { return batch * seq; }
 };
@@ -166,10 +170,12 @@ inline bool StreamsOutputs(const RopePlan& plan) {
 // (docs/performance.md section 3.15), 16 Llama-3-8B tokens with outputs 16 bytes past a 64-byte
 // boundary (numpy's alignment) took 18.9 -> 9.1 us with kF32 (aligned 8.3 -> 8.2; AVX2 16.2 ->
 // 9.8), 64 tokens 110 -> 70 us; kF64 gained above 1 MiB (64 tokens 83 -> 71 us) but lost below
-// (16 tokens 11.4 -> 12.3 us), hence its condition.
+// (16 tokens 11.4 -> 12.3 us), hence its condition. kFmaChain (f32 lanes) follows kF32's rule
+// (not measured apart).
 inline bool PrefetchesOutputs(const RopePlan& plan) {
   if (plan.dtype != DType::kF32 || StreamsOutputs(plan)) return false;
-  return !plan.f64_arithmetic || HeadBytes(plan) > kChunkedRegisterRowsMaxBytes;
+  return plan.arithmetic != RotationArithmetic::kF64 ||
+         HeadBytes(plan) > kChunkedRegisterRowsMaxBytes;
 }
 
 }  // namespace kernels

@@ -80,14 +80,19 @@ HWY_INLINE hn::Vec<D> MulAddExact(D d, hn::Vec<D> a, hn::Vec<D> b, hn::Vec<D> c)
   (void)d;
   return MulAddExactWide(hn::Rebind<double, D>(), a, b, c);  // 1 lane
 #else
-  // Each half of the f32 lanes in a double vector of as many lanes.
-  const hn::Half<D> dh;
-  const hn::Rebind<double, decltype(dh)> d64;
-  const auto lo = MulAddExactWide(d64, hn::LowerHalf(dh, a), hn::LowerHalf(dh, b),
-                                  hn::LowerHalf(dh, c));
-  const auto hi = MulAddExactWide(d64, hn::UpperHalf(dh, a), hn::UpperHalf(dh, b),
-                                  hn::UpperHalf(dh, c));
-  return hn::Combine(d, hi, lo);
+  if constexpr (hn::MaxLanes(D()) == 1) {  // a tail's 1-lane vector
+    (void)d;
+    return MulAddExactWide(hn::Rebind<double, D>(), a, b, c);
+  } else {
+    // Each half of the f32 lanes in a double vector of as many lanes.
+    const hn::Half<D> dh;
+    const hn::Rebind<double, decltype(dh)> d64;
+    const auto lo = MulAddExactWide(d64, hn::LowerHalf(dh, a), hn::LowerHalf(dh, b),
+                                    hn::LowerHalf(dh, c));
+    const auto hi = MulAddExactWide(d64, hn::UpperHalf(dh, a), hn::UpperHalf(dh, b),
+                                    hn::UpperHalf(dh, c));
+    return hn::Combine(d, hi, lo);
+  }
 #endif
 }
 

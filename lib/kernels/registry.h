@@ -90,9 +90,12 @@ RowKernel<Plan> FindKernel(KernelOp op, DType dtype) {
 }
 
 // Dispatched helpers outside the (op, dtype) table (tables and conversions).
-// cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half.
+// cos/sin rows for positions first, first+1, ..., first+count-1: row j at cos + j * half; where
+// cos_lo is not null also their lo parts (RotationArithmetic::kFmaChain, sincos-inl.h) at cos_lo
+// and sin_lo.
 void CosSinRows(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
-                int64_t count, float* cos, float* sin);
+                int64_t count, float* cos, float* sin, float* cos_lo = nullptr,
+                float* sin_lo = nullptr);
 // ReRoPE rows for distances first .. first + count - 1 (row j at rows + j * 2 * half), the values
 // the tile kernels compute on the fly.
 void ReropeRows(const double* inv_freq, int64_t half, double m2, const DistanceMap& map,

@@ -157,7 +157,7 @@ void RerotateTokensT(const kernels::RerotatePlan& rp, int64_t begin, int64_t end
 
 template <class T>
 void RerotateTokens(const kernels::RerotatePlan& rp, int64_t begin, int64_t end) {
-  const bool f64 = std::is_same_v<T, float> && rp.rope.f64_arithmetic;
+  const bool f64 = std::is_same_v<T, float> && rp.rope.arithmetic == RotationArithmetic::kF64;
   if (rp.rope.interleaved) {
     if (f64) return RerotateTokensT<T, true, true>(rp, begin, end);
     return RerotateTokensT<T, false, true>(rp, begin, end);

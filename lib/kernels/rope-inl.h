@@ -2,8 +2,8 @@
 //
 //   forward:  (x, y) -> (x*c - y*s, y*c + x*s)
 //   inverse:  (x, y) -> (x*c + y*s, y*c - x*s)      (rotation by -theta)
-// x, y, c, s are f32 in memory. Two arithmetic variants for f32 tensors (RotationArithmetic in
-// posenc/rope.h): kF64 promotes, rotates in double and rounds once (per 4 pairs 2 promotions and
+// x, y, c, s are f32 in memory. Two arithmetic variants for f32 tensors here (RotationArithmetic
+// in posenc/rope.h; the third, kFmaChain, is lib/kernels/rope_chain-inl.h): kF64 promotes, rotates in double and rounds once (per 4 pairs 2 promotions and
 // 2 roundings; the token's cos/sin row is promoted once for all heads); kF32 uses f32 products
 // and sums. bf16/f16
 // tensors use the kF32 arithmetic on their exactly widened values and round the result once.

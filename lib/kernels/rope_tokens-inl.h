@@ -20,6 +20,7 @@
 #include "lib/kernels/cpu_features.h"
 #include "lib/kernels/half-inl.h"
 #include "lib/kernels/rope-inl.h"
+#include "lib/kernels/rope_chain-inl.h"
 #include "lib/core/rope_plan.h"
 #include "lib/kernels/sincos-inl.h"
 #include "lib/kernels/sinusoidal_rotate-inl.h"
@@ -60,6 +61,27 @@ struct PlanHeadPrefetch {
       io[i].in_heads_ahead = heads_ahead;
       io[i].in_to_l2 = kernels::PrefetchToL2(plan);
       io[i].out_next_head = outputs && plan.io[i].in != plan.io[i].out;
+    }
+  }
+};
+
+// Token t = b * seq + s of a range [begin, ...), stepped rather than divided on every token (an
+// integer division per token cost ~1 % at 16 Llama-3-8B tokens, docs/performance.md section
+// 3.23); a range that starts in the first sequence (every serial call) needs no division at all.
+struct TokenCursor {
+  int64_t t, b = 0, s;
+  const int64_t seq;
+  TokenCursor(int64_t begin, int64_t seq_len) : t(begin), s(begin), seq(seq_len) {
+    if (begin >= seq) {
+      b = begin / seq;
+      s = begin % seq;
+    }
+  }
+  void Next() {
+    ++t;
+    if (++s == seq) {
+      s = 0;
+      ++b;
     }
   }
 };
@@ -164,19 +186,8 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   const PlanHeadPrefetch prefetch(plan);
   ComputedRows computed(plan, half, begin, end, scratch);
   bool streamed = false;
-  // Token t = b * seq + s, stepped rather than divided on every token (an integer division per
-  // token cost ~1 % at 16 Llama-3-8B tokens, docs/performance.md section 3.23); a range that
-  // starts in the first sequence (every serial call) needs no division at all.
-  int64_t b = 0, s = begin;
-  if (begin >= plan.seq) {
-    b = begin / plan.seq;
-    s = begin % plan.seq;
-  }
-  for (int64_t t = begin; t < end; ++t, ++s) {
-    if (s == plan.seq) {
-      s = 0;
-      ++b;
-    }
+  for (TokenCursor c(begin, plan.seq); c.t < end; c.Next()) {
+    const int64_t t = c.t, b = c.b, s = c.s;
     const float* cos;
     const float* sin;
     if (plan.source == kernels::RowSource::kCompute) {
@@ -205,6 +216,89 @@ void RopeTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   if (streamed) FenceStreamingStores();
 }
 
+// RotationArithmetic::kFmaChain for f32 heads (rope_chain-inl.h): per token the hi / lo rows
+// (computed with CosSinRow<true>, one engine row a token; a table's lo rows; a caller cache's
+// values with lo parts 0), for interleaved heads their pair rows, then every head of q and k:
+// the chain where its guard passes, else kF64's operations on the hi rows (widened once per token
+// on first use).
+template <bool kInterleaved, bool kInverse>
+void RopeChainTokensT(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  const size_t half = static_cast<size_t>(plan.rotary_dim / 2);
+  const size_t tail = static_cast<size_t>(plan.head_dim - plan.rotary_dim);
+  const size_t row_values = kInterleaved ? 2 * half : half;  // of each of the four rows
+  // Scratch: the token's rows (4 * half: hi and lo, computed or converted), a zero lo row (half),
+  // the pair rows (4 * row_values, interleaved) and kF64's widened rows (4 * half doubles at
+  // most): on the stack up to kStackPairs pairs (head_dim 512), else on the heap.
+  constexpr size_t kStackPairs = 256;
+  constexpr size_t kFloats = (5 + (kInterleaved ? 8 : 0)) * kStackPairs;
+  HWY_ALIGN float stack[kFloats];
+  HWY_ALIGN double stack_wide[4 * kStackPairs];
+  hwy::AlignedFreeUniquePtr<float[]> heap;
+  hwy::AlignedFreeUniquePtr<double[]> heap_wide;
+  float* rows = stack;
+  double* wide = stack_wide;
+  if (half > kStackPairs) {
+    heap = hwy::AllocateAligned<float>(kFloats / kStackPairs * half);
+    heap_wide = hwy::AllocateAligned<double>(4 * half);
+    rows = heap.get();
+    wide = heap_wide.get();
+  }
+  float* zero_lo = rows + 4 * half;
+  float* pairs = rows + 5 * half;
+  const bool cache = plan.source != kernels::RowSource::kCompute && plan.cos_lo_rows == nullptr;
+  if (cache) std::fill(zero_lo, zero_lo + half, 0.0f);
+  const bool stream = kernels::StreamsOutputs(plan);
+  const bool row_chunks = kernels::ChunksRegisterRows(plan);
+  const PlanHeadPrefetch prefetch(plan);
+  bool streamed = false;
+  for (TokenCursor c(begin, plan.seq); c.t < end; c.Next()) {
+    const int64_t t = c.t, b = c.b, s = c.s;
+    ChainRows r;
+    if (plan.source == kernels::RowSource::kCompute) {
+      CosSinRow<true>(static_cast<double>(kernels::PositionOf(plan.positions, b, s, plan.seq)),
+                      plan.inv_freq, half, plan.attention_factor, rows, rows + half,
+                      rows + 2 * half, rows + 3 * half);
+      r = {rows, rows + half, rows + 2 * half, rows + 3 * half};
+    } else {
+      const int64_t row = plan.source == kernels::RowSource::kPerToken
+                              ? t
+                              : kernels::PositionOf(plan.positions, b, s, plan.seq);
+      r.ch = CacheRowF32(plan.cos_rows, plan.cache_dtype, row, half, rows);
+      r.sh = CacheRowF32(plan.sin_rows, plan.cache_dtype, row, half, rows + half);
+      if (cache) {
+        r.cl = r.sl = zero_lo;
+      } else {
+        r.cl = plan.cos_lo_rows + row * static_cast<int64_t>(half);
+        r.sl = plan.sin_lo_rows + row * static_cast<int64_t>(half);
+      }
+    }
+    const float* hi_cos = r.ch;  // the f32 row kF64's fallback widens
+    const float* hi_sin = r.sh;
+    if constexpr (kInterleaved) {
+      BuildPairRows<kInverse>(r.ch, r.sh, half, pairs, pairs + row_values);
+      BuildPairRows<kInverse>(r.cl, r.sl, half, pairs + 2 * row_values, pairs + 3 * row_values);
+      r = {pairs, pairs + row_values, pairs + 2 * row_values, pairs + 3 * row_values};
+    }
+    ChainFallbackRows fallback{hi_cos, hi_sin, wide};
+    for (int i = 0; i < plan.num_io; ++i) {
+      const kernels::HeadsIO& io = plan.io[i];
+      const float* in = static_cast<const float*>(io.in) + b * io.in_stride[0] + s * io.in_stride[1];
+      float* out = static_cast<float*>(io.out) + b * io.out_stride[0] + s * io.out_stride[1];
+      if (cache) {
+        ChainTokenHeads<kInterleaved, kInverse, true>(r, fallback, half, tail, in, io.in_stride[2],
+                                                      out, io.out_stride[2], io.heads, row_chunks,
+                                                      stream, prefetch.io[i], streamed);
+      } else {
+        ChainTokenHeads<kInterleaved, kInverse, false>(r, fallback, half, tail, in,
+                                                       io.in_stride[2], out, io.out_stride[2],
+                                                       io.heads, row_chunks, stream,
+                                                       prefetch.io[i], streamed);
+      }
+    }
+  }
+  if (streamed) FenceStreamingStores();
+}
+
 template <class T, bool kF64, bool kInterleaved, bool kInverse>
 struct RopeTokensKernel {
   static void Run(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
@@ -214,7 +308,8 @@ struct RopeTokensKernel {
 
 // The variant ladder of every token kernel over a RopePlan (RoPE here, M-RoPE in
 // mrope_tokens-inl.h): Kernel<T, kF64, kInterleaved, kInverse>::Run for the plan's layout and
-// direction; f32 honours plan.f64_arithmetic, half types always compute in f32.
+// direction; f32 honours plan.arithmetic (kF64, else f32 lanes), half types always compute in
+// f32.
 template <template <class, bool, bool, bool> class Kernel, class T, bool kF64>
 void RopeVariantLayout(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   if (plan.interleaved) {
@@ -228,13 +323,25 @@ void RopeVariantLayout(const kernels::RopePlan& plan, int64_t begin, int64_t end
 template <template <class, bool, bool, bool> class Kernel, class T>
 void RopeVariant(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
   if constexpr (std::is_same_v<T, float>) {
-    if (plan.f64_arithmetic) return RopeVariantLayout<Kernel, T, true>(plan, begin, end);
+    if (plan.arithmetic == RotationArithmetic::kF64) {
+      return RopeVariantLayout<Kernel, T, true>(plan, begin, end);
+    }
   }
   RopeVariantLayout<Kernel, T, false>(plan, begin, end);
 }
 
 template <class T>
 void RopeTokens(const kernels::RopePlan& plan, int64_t begin, int64_t end) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (plan.arithmetic == RotationArithmetic::kFmaChain) {
+      if (plan.interleaved) {
+        if (plan.inverse) return RopeChainTokensT<true, true>(plan, begin, end);
+        return RopeChainTokensT<true, false>(plan, begin, end);
+      }
+      if (plan.inverse) return RopeChainTokensT<false, true>(plan, begin, end);
+      return RopeChainTokensT<false, false>(plan, begin, end);
+    }
+  }
   RopeVariant<RopeTokensKernel, T>(plan, begin, end);
 }
 

@@ -78,28 +78,51 @@ HWY_INLINE void CosSinF64(D d, hn::Vec<D> theta, hn::Vec<D>& cos_out, hn::Vec<D>
   cos_out = hn::IfThenElse(hn::Or(q1, q2), hn::Neg(cos_q), cos_q);
 }
 
-// cos[i], sin[i] for i < half: f32(m * cos(pos * inv_freq[i])), f32(m * sin(...)).
-template <class D>
-HWY_INLINE void CosSinLanes(D d, double pos, const double* HWY_RESTRICT inv_freq, double m,
-                            float* HWY_RESTRICT cos, float* HWY_RESTRICT sin) {
+// f32(v) for the double lanes v, stored at hi, and with kLo also f32(v - f32(v)) at lo (the
+// difference is exact in double: f32(v) is v rounded to 24 bits).
+template <bool kLo, class D>
+HWY_INLINE void StoreHiLo(D d, hn::Vec<D> v, float* HWY_RESTRICT hi, float* HWY_RESTRICT lo) {
   const hn::Rebind<float, D> df;
+  const auto h = DemoteF64ToF32(d, v);
+  hn::StoreU(h, df, hi);
+  if constexpr (kLo) hn::StoreU(DemoteF64ToF32(d, hn::Sub(v, hn::PromoteTo(d, h))), df, lo);
+}
+
+// cos[i], sin[i] for i < half: f32(m * cos(pos * inv_freq[i])), f32(m * sin(...)); with kLo also
+// the lo parts of RotationArithmetic::kFmaChain, cos_lo[i] = f32(C - cos[i]) with C the double
+// m * cos(...) (docs/math.md section 9.7), likewise sin_lo.
+template <bool kLo = false, class D>
+HWY_INLINE void CosSinLanes(D d, double pos, const double* HWY_RESTRICT inv_freq, double m,
+                            float* HWY_RESTRICT cos, float* HWY_RESTRICT sin,
+                            float* HWY_RESTRICT cos_lo = nullptr,
+                            float* HWY_RESTRICT sin_lo = nullptr) {
   const auto theta = hn::Mul(hn::Set(d, pos), hn::LoadU(d, inv_freq));
   hn::Vec<D> c, s;
   CosSinF64(d, theta, c, s);
   const auto vm = hn::Set(d, m);
-  hn::StoreU(DemoteF64ToF32(d, hn::Mul(c, vm)), df, cos);
-  hn::StoreU(DemoteF64ToF32(d, hn::Mul(s, vm)), df, sin);
+  StoreHiLo<kLo>(d, hn::Mul(c, vm), cos, cos_lo);
+  StoreHiLo<kLo>(d, hn::Mul(s, vm), sin, sin_lo);
 }
 
+// One position's row: CosSinLanes over i < half (kLo: with its lo parts).
+template <bool kLo = false>
 HWY_INLINE void CosSinRow(double pos, const double* HWY_RESTRICT inv_freq, size_t half, double m,
-                          float* HWY_RESTRICT cos, float* HWY_RESTRICT sin) {
+                          float* HWY_RESTRICT cos, float* HWY_RESTRICT sin,
+                          float* HWY_RESTRICT cos_lo = nullptr,
+                          float* HWY_RESTRICT sin_lo = nullptr) {
   const hn::ScalableTag<double> d;
   const size_t N = hn::Lanes(d);
   size_t i = 0;
-  for (; i + N <= half; i += N) CosSinLanes(d, pos, inv_freq + i, m, cos + i, sin + i);
+  for (; i + N <= half; i += N) {
+    CosSinLanes<kLo>(d, pos, inv_freq + i, m, cos + i, sin + i, cos_lo + (kLo ? i : 0),
+                     sin_lo + (kLo ? i : 0));
+  }
   // Tail on 1-lane vectors: the same per-lane arithmetic as the body.
   const hn::CappedTag<double, 1> d1;
-  for (; i < half; ++i) CosSinLanes(d1, pos, inv_freq + i, m, cos + i, sin + i);
+  for (; i < half; ++i) {
+    CosSinLanes<kLo>(d1, pos, inv_freq + i, m, cos + i, sin + i, cos_lo + (kLo ? i : 0),
+                     sin_lo + (kLo ? i : 0));
+  }
 }
 
 }  // namespace HWY_NAMESPACE

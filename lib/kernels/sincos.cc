@@ -14,10 +14,16 @@ namespace posenc {
 namespace HWY_NAMESPACE {
 
 void CosSinRowsImpl(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
-                    int64_t count, float* cos, float* sin) {
+                    int64_t count, float* cos, float* sin, float* cos_lo, float* sin_lo) {
   for (int64_t j = 0; j < count; ++j) {
-    CosSinRow(static_cast<double>(first + j), inv_freq, static_cast<size_t>(half),
-              attention_factor, cos + j * half, sin + j * half);
+    const double p = static_cast<double>(first + j);
+    const size_t n = static_cast<size_t>(half);
+    if (cos_lo != nullptr) {
+      CosSinRow<true>(p, inv_freq, n, attention_factor, cos + j * half, sin + j * half,
+                      cos_lo + j * half, sin_lo + j * half);
+    } else {
+      CosSinRow(p, inv_freq, n, attention_factor, cos + j * half, sin + j * half);
+    }
   }
 }
 
@@ -33,8 +39,9 @@ HWY_EXPORT(CosSinRowsImpl);
 HWY_EXPORT(TargetNameImpl);
 namespace kernels {
 void CosSinRows(const double* inv_freq, int64_t half, double attention_factor, int64_t first,
-                int64_t count, float* cos, float* sin) {
-  HWY_DYNAMIC_DISPATCH(CosSinRowsImpl)(inv_freq, half, attention_factor, first, count, cos, sin);
+                int64_t count, float* cos, float* sin, float* cos_lo, float* sin_lo) {
+  HWY_DYNAMIC_DISPATCH(CosSinRowsImpl)(inv_freq, half, attention_factor, first, count, cos, sin,
+                                       cos_lo, sin_lo);
 }
 const char* DispatchedTargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 }  // namespace kernels

@@ -57,7 +57,10 @@ def apply_rope(q, k=None, *, positions=None, offset=0, base=10000.0, inv_freq=No
                 RotaryEmbedding without position_ids).
     table       a RopeTable (positions must lie in [0, table.max_positions)).
     out_q, out_k  where to write (q / k themselves for in place); default: new arrays like q / k.
-    arithmetic  "f64" (rotate in double, < 2 ulp) or "f32" (< 3 ulp, faster); half types: f32.
+    arithmetic  "f64" (rotate in double, < 2 ulp), "f32" (< 3 ulp, faster) or "fma_chain"
+                (< 2 ulp with float32 fused multiply-adds on hi / lo rows: near "f32"'s speed on
+                CPUs with FMA; a table must be RopeTable(..., arithmetic="fma_chain")); half
+                types: f32.
     threads     0: TBB's default arena, 1: serial, n: at most n threads. Results are bitwise the
                 same for every setting and SIMD target.
     """
@@ -124,12 +127,15 @@ def _read_only(a):
 
 class RopeTable:
     """Precomputed float32 cos/sin rows for positions [0, max_positions), immutable; built with
-    the engine of the on-the-fly path, so apply_rope(..., table=t) gives the same bits."""
+    the engine of the on-the-fly path, so apply_rope(..., table=t) gives the same bits.
+    arithmetic="fma_chain" also stores the rows' lo parts (twice the memory), which calls with
+    that arithmetic need; "f64" and "f32" (the default: "f64") store the float32 rows only."""
 
     def __init__(self, rotary_dim, max_positions, *, base=10000.0, inv_freq=None,
-                 attention_factor=1.0):
+                 attention_factor=1.0, arithmetic="f64"):
         self._table = _posenc.create_table(int(rotary_dim), int(max_positions), float(base),
-                                           _args.inv_freq_arg(inv_freq), float(attention_factor))
+                                           _args.inv_freq_arg(inv_freq), float(attention_factor),
+                                           _args.arithmetic_code(arithmetic))
 
     rotary_dim = property(lambda self: self._table.rotary_dim)
     max_positions = property(lambda self: self._table.max_positions)

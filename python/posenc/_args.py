@@ -17,7 +17,7 @@ from posenc import _posenc
 BF16 = np.dtype(ml_dtypes.bfloat16)
 _DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", BF16: "bf16"}
 _PAIRS = {"half": 0, "interleaved": 1, None: 2}  # None: the config's layout, else half
-_ARITHMETIC = {"f64": 0, "f32": 1}
+_ARITHMETIC = {"f64": 0, "f32": 1, "fma_chain": 2}
 
 
 def dtype_name(a: np.ndarray, name: str) -> str:

@@ -511,17 +511,20 @@ NB_MODULE(_posenc, m) {
       .def_prop_ro("sin", [](const Table& t) { return TableRows(t, false); }, nb::rv_policy::move,
                    "[max_positions, rotary_dim / 2] float32 (attention factor included)");
   m.def("create_table", [](int64_t rotary_dim, int64_t max_positions, double base,
-                           const std::optional<Doubles>& inv_freq, double attention_factor) {
+                           const std::optional<Doubles>& inv_freq, double attention_factor,
+                           int arithmetic) {
     const Frequencies f = ToFrequencies(base, inv_freq, attention_factor);
     Table t;
     Status st;
     {
       nb::gil_scoped_release release;
-      st = RopeTable::Create(rotary_dim, f, max_positions, &t.table);
+      st = RopeTable::Create(rotary_dim, f, max_positions,
+                             static_cast<RotationArithmetic>(arithmetic), &t.table);
     }
     Check(st);
     return t;
-  }, "rotary_dim"_a, "max_positions"_a, "base"_a, "inv_freq"_a.none(), "attention_factor"_a);
+  }, "rotary_dim"_a, "max_positions"_a, "base"_a, "inv_freq"_a.none(), "attention_factor"_a,
+     "arithmetic"_a);
 
   m.def("rope", &Rope, "q"_a.none(), "k"_a.none(), "q_out"_a.none(), "k_out"_a.none(), "dtype"_a,
         "mode"_a, "pairs"_a, "rotary_dim"_a, "inverse"_a, "base"_a, "inv_freq"_a.none(),

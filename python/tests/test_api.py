@@ -82,7 +82,7 @@ def test_set_max_target_rejects_unknown_names():
 # ---------------------------------------------------------------- accuracy against the oracle
 @pytest.mark.parametrize("pairs", ["half", "interleaved"])
 @pytest.mark.parametrize("rotary_dim", [None, 6, 32])
-@pytest.mark.parametrize("arithmetic,bound", [("f64", 2.0), ("f32", 3.0)])
+@pytest.mark.parametrize("arithmetic,bound", [("f64", 2.0), ("f32", 3.0), ("fma_chain", 2.0)])
 def test_f32_within_the_contract(rng, pairs, rotary_dim, arithmetic, bound):
     q, k = normal(rng, (2, 17, 4, 34)), normal(rng, (2, 17, 2, 34))
     kw = dict(pairs=pairs, rotary_dim=rotary_dim, base=10000.0, offset=70000)
@@ -91,6 +91,30 @@ def test_f32_within_the_contract(rng, pairs, rotary_dim, arithmetic, bound):
     r = rotary_dim or 34
     assert max_ulp_error(oq, q, eq, r, pairs) <= bound
     assert max_ulp_error(ok, k, ek, r, pairs) <= bound
+
+
+def test_fma_chain_tables_every_target_and_refusals(rng):
+    q, k = normal(rng, (1, 40, 4, 64)), normal(rng, (1, 40, 2, 64))
+    table = posenc.RopeTable(64, 128, base=500000.0, arithmetic="fma_chain")
+    plain = posenc.RopeTable(64, 128, base=500000.0)
+    assert np.array_equal(table.cos, plain.cos) and np.array_equal(table.sin, plain.sin)
+    on_the_fly = posenc.apply_rope(q, k, base=500000.0, offset=50, arithmetic="fma_chain")
+    eq, ek = posenc.reference.apply_rope_f64(q, k, base=500000.0, offset=50)
+    assert max_ulp_error(on_the_fly[0], q, eq, 64, "half") < 2.0
+    assert max_ulp_error(on_the_fly[1], k, ek, 64, "half") < 2.0
+    f64 = posenc.apply_rope(q, k, base=500000.0, offset=50)
+    assert not np.array_equal(on_the_fly[0], f64[0])  # its own bits, not kF64's
+    try:
+        for target in posenc.info()["supported_targets"]:
+            posenc.set_max_target(target)
+            oq, ok = posenc.apply_rope(q, k, table=table, offset=50, arithmetic="fma_chain")
+            assert np.array_equal(oq, on_the_fly[0]) and np.array_equal(ok, on_the_fly[1]), target
+    finally:
+        posenc.set_max_target("")
+    with pytest.raises(ValueError, match="source.table has no lo rows"):
+        posenc.apply_rope(q, k, table=plain, offset=50, arithmetic="fma_chain")
+    with pytest.raises(ValueError, match="arithmetic"):
+        posenc.RopeTable(64, 128, arithmetic="f16")
 
 
 def test_reference_is_the_f64_result_rounded_once(rng):

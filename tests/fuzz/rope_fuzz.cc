@@ -98,7 +98,7 @@ void StoreAs(DType dtype, const std::vector<float>& v, unsigned char* dst) {
 double Bound(DType dtype, RotationArithmetic a) {
   if (dtype == DType::kF16) return 1.0 + 3.0 * std::ldexp(1.0, -13);
   if (dtype == DType::kBF16) return 1.0 + 3.0 * std::ldexp(1.0, -16);
-  return a == RotationArithmetic::kF64 ? 2.0 : 3.0;
+  return a == RotationArithmetic::kF32 ? 3.0 : 2.0;  // kF64, kFmaChain: 2
 }
 
 void FuzzOne(FuzzedDataProvider& in) {
@@ -122,6 +122,7 @@ void FuzzOne(FuzzedDataProvider& in) {
   p.pairs = (flags & 1) ? PairLayout::kInterleaved : PairLayout::kHalf;
   p.inverse = (flags >> 1) & 1;
   p.arithmetic = (flags >> 2) & 1 ? RotationArithmetic::kF32 : RotationArithmetic::kF64;
+  if ((flags >> 3) & 1 && !((flags >> 2) & 1)) p.arithmetic = RotationArithmetic::kFmaChain;
   if (flags == 255) p.pairs = static_cast<PairLayout>(2);
   if (flags == 254) p.arithmetic = static_cast<RotationArithmetic>(5);
   const uint8_t threads = in.ConsumeIntegral<uint8_t>();
@@ -187,7 +188,10 @@ void FuzzOne(FuzzedDataProvider& in) {
       tf.inv_freq_len = inv_len;
     }
     const int64_t table_rotary = in.ConsumeIntegral<uint8_t>() == 3 ? rotary + 2 : rotary;
-    if (!RopeTable::Create(table_rotary, tf, rows, &table).ok()) table.reset();
+    // For kFmaChain calls with lo rows, except now and then (a refusal that must write nothing).
+    const RotationArithmetic ta =
+        in.ConsumeIntegral<uint8_t>() == 5 ? RotationArithmetic::kF64 : p.arithmetic;
+    if (!RopeTable::Create(table_rotary, tf, rows, ta, &table).ok()) table.reset();
   } else if (source == 2 || source == 3) {
     const uint8_t cd = in.ConsumeIntegral<uint8_t>();
     cache_dtype = cd < 120 ? DType::kF32 : cd < 190 ? DType::kBF16 : DType::kF16;
@@ -394,7 +398,7 @@ void FuzzOne(FuzzedDataProvider& in) {
                     "batch %lld seq %lld)",
                     side == 0 ? "q" : "k", err, Bound(dtype, p.arithmetic), DTypeName(dtype),
                     PairLayoutName(p.pairs), p.inverse ? "inverse" : "forward",
-                    p.arithmetic == RotationArithmetic::kF64 ? "kF64" : "kF32",
+                    p.arithmetic == RotationArithmetic::kF64 ? "kF64" : p.arithmetic == RotationArithmetic::kF32 ? "kF32" : "kFmaChain",
                     static_cast<long long>(rotary), static_cast<long long>(head_dim), source,
                     DTypeName(cache_dtype), p.freqs.attention_factor, p.freqs.base,
                     inv_values.empty() ? "default" : "explicit", pos_kind,
