@@ -339,13 +339,13 @@ HWY_INLINE bool ChainWholeRowHeads(const ChainRows& r, ChainFallbackRows& fallba
   return streamed;
 }
 
-// The first `elements` (a multiple of K * Lanes) of each head h for which chain(h, first) holds,
+// The first `elements` (a multiple of K * Lanes) of each head h with chain[h] set,
 // K row vectors of each row at a time, loaded once for all heads. Returns whether a streaming
 // store was issued.
-template <bool kInterleaved, bool kInverse, bool kProbe, size_t K, class Chain>
+template <bool kInterleaved, bool kInverse, bool kProbe, size_t K>
 HWY_INLINE bool ChainRegisterRowChunks(const ChainRows& r, size_t half, size_t elements,
                                        const float* in, int64_t in_stride, float* out,
-                                       int64_t out_stride, int64_t heads, const Chain& chain,
+                                       int64_t out_stride, int64_t heads, const bool* chain,
                                        bool stream, hn::Vec<hn::ScalableTag<float>>& probe) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
@@ -359,7 +359,7 @@ HWY_INLINE bool ChainRegisterRowChunks(const ChainRows& r, size_t half, size_t e
       sl[k] = hn::LoadU(d, r.sl + first + k * N);
     }
     for (int64_t h = 0; h < heads; ++h) {
-      if (!chain(h, first)) continue;
+      if (!chain[h]) continue;
       const float* hi = in + h * in_stride + first;
       float* ho = out + h * out_stride + first;
       if (stream && StreamableHead(d, out + h * out_stride, kInterleaved ? 0 : half)) {
@@ -418,7 +418,6 @@ HWY_INLINE void ChainTokenHeads(const ChainRows& r, ChainFallbackRows& fallback,
     if (!whole) {
       for (int64_t h = 0; h < heads; ++h) chain[h] = guard(h);
     }
-    auto take = [&chain](int64_t h, size_t) { return chain[h]; };
     auto probe = hn::Zero(d);
     bool s = false;
     switch (K) {
@@ -429,7 +428,7 @@ HWY_INLINE void ChainTokenHeads(const ChainRows& r, ChainFallbackRows& fallback,
                       r, fallback, half, in, in_stride, out, out_stride, heads, stream,        \
                       prefetch, probe)                                                         \
                 : ChainRegisterRowChunks<kInterleaved, kInverse, kProbe, KK>(                  \
-                      r, half, elements, in, in_stride, out, out_stride, heads, take, stream,  \
+                      r, half, elements, in, in_stride, out, out_stride, heads, chain, stream, \
                       probe);                                                                  \
     }                                                                                          \
     break;
